@@ -1,0 +1,102 @@
+// Reads <procRoot>/net/tcp and net/tcp6 asynchronously and reports the LISTEN ports of the readable tables.
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { TcpTableParser } from "./tcp-table.js";
+
+/** The two tables of a network namespace, in the order they are read. */
+export const SOCKET_TABLES = ["tcp", "tcp6"] as const;
+export type SocketTable = (typeof SOCKET_TABLES)[number];
+
+/** Why one table could not be used; its ports do not count. */
+export interface UnreadableTable {
+  readonly table: SocketTable;
+  /** The read error's code and message, or what in the text was not the kernel's format. */
+  readonly error: string;
+}
+
+/** What one scan saw. */
+export interface ListenerScan {
+  /** Local ports in LISTEN state in the readable tables. */
+  readonly listeningPorts: ReadonlySet<number>;
+  readonly unreadableTables: readonly UnreadableTable[];
+}
+
+/** Streams one file's bytes to `onChunk`; rejects with the fs error (its `code` is read). */
+export type TableReader = (path: string, onChunk: (chunk: Buffer) => void) => Promise<void>;
+
+/** /proc files report size 0, so they are read in a loop; 64 KiB holds ~400 rows per read. */
+const READ_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * Makes the default reader: one reused buffer, filled by asynchronous reads until EOF.
+ * Reusing it matters: touching fresh pages costs more than parsing them. The scan is
+ * single-flight (see CachedCheck), and the two tables are read one after the other, so
+ * one buffer is never filled by two reads at once.
+ */
+export function createFileTableReader(): TableReader {
+  const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  return async (path, onChunk) => {
+    const file = await open(path, "r");
+    try {
+      for (;;) {
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) return;
+        onChunk(buffer.subarray(0, bytesRead));
+      }
+    } finally {
+      await file.close();
+    }
+  };
+}
+
+export interface ListenerScannerOptions {
+  /** Directory holding `net/tcp` and `net/tcp6`; `/proc` in production. */
+  readonly procRoot: string;
+  /** Injected in tests to count reads or fail them. */
+  readonly readTable?: TableReader;
+}
+
+/** Scans the socket tables of the network namespace seen under `procRoot`. */
+export class ListenerScanner {
+  readonly #paths: ReadonlyMap<SocketTable, string>;
+  readonly #readTable: TableReader;
+
+  constructor(options: ListenerScannerOptions) {
+    this.#paths = new Map(SOCKET_TABLES.map((table) => [table, join(options.procRoot, "net", table)]));
+    this.#readTable = options.readTable ?? createFileTableReader();
+  }
+
+  /** Reads both tables. Never rejects for a table problem: those come back in `unreadableTables`. */
+  async scan(): Promise<ListenerScan> {
+    const listeningPorts = new Set<number>();
+    const unreadableTables: UnreadableTable[] = [];
+    for (const table of SOCKET_TABLES) {
+      const outcome = await this.#scanTable(table);
+      if (typeof outcome === "string") unreadableTables.push({ table, error: outcome });
+      else for (const port of outcome) listeningPorts.add(port);
+    }
+    return { listeningPorts, unreadableTables };
+  }
+
+  /** The table's LISTEN ports, or why it is unreadable. */
+  async #scanTable(table: SocketTable): Promise<ReadonlySet<number> | string> {
+    const parser = new TcpTableParser();
+    try {
+      await this.#readTable(this.#paths.get(table)!, (chunk) => parser.push(chunk));
+    } catch (error) {
+      // A kernel booted with ipv6.disable=1 has no tcp6: that is an empty table, not a failure.
+      if (table === "tcp6" && errorCode(error) === "ENOENT") return new Set();
+      return describeReadError(error);
+    }
+    const parsed = parser.finish();
+    return parsed.readable ? parsed.listeningPorts : parsed.reason;
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
+}
+
+function describeReadError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,192 @@
+// Pure parser for /proc/net/tcp and /proc/net/tcp6: bytes in, LISTEN ports (or why the table is unreadable) out.
+
+/** Outcome of parsing one socket table. */
+export type TableParse =
+  | { readonly readable: true; readonly listeningPorts: ReadonlySet<number> }
+  | { readonly readable: false; readonly reason: string };
+
+/** Kernel socket state TCP_LISTEN, printed as `0A` in the `st` column. */
+const TCP_LISTEN = 0x0a;
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+const TAB = 0x09;
+const COLON = 0x3a;
+/** Longer than any row or header the kernel prints (tcp rows are 149 bytes, tcp6 under 200). */
+const MAX_LINE_BYTES = 4096;
+
+/** Hex digit value per byte, -1 for anything else; a lookup is cheaper than range checks. */
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let digit = 0; digit < 10; digit++) HEX_VALUE[0x30 + digit] = digit;
+for (let letter = 0; letter < 6; letter++) {
+  HEX_VALUE[0x41 + letter] = 10 + letter;
+  HEX_VALUE[0x61 + letter] = 10 + letter;
+}
+
+// What parseRow found; ports are 0..65535, so the other outcomes are negative.
+const NOT_LISTENING = -1;
+const BLANK = -2;
+const MALFORMED = -3;
+
+/**
+ * Incremental parser for one socket table. Feed it the file's bytes in any chunking with
+ * {@link push}, then call {@link finish}. It never throws on input and creates no string or
+ * object per row: rows are found with the native newline search, and of each row only the
+ * bytes that decide something are read (the separators and digits of the first four
+ * columns), which keeps a 100,000-row table in milliseconds. A row that straddles two chunks
+ * is copied into a small carry buffer and parsed from there.
+ */
+export class TcpTableParser {
+  #sawHeader = false;
+  #failure: string | undefined;
+  #row = 0;
+  readonly #listening = new Set<number>();
+  readonly #carry = Buffer.allocUnsafe(MAX_LINE_BYTES);
+  #carryLength = 0;
+
+  /** Feeds the next bytes of the table. The parser keeps no reference to `chunk`. */
+  push(chunk: Buffer): void {
+    if (this.#failure !== undefined) return;
+    let start = 0;
+    if (this.#carryLength > 0) {
+      const newline = chunk.indexOf(NEWLINE);
+      const lineEnd = newline < 0 ? chunk.length : newline;
+      if (!this.#appendToCarry(chunk, 0, lineEnd) || newline < 0) return;
+      this.#line(this.#carry, 0, this.#carryLength);
+      this.#carryLength = 0;
+      start = newline + 1;
+    }
+    const end = chunk.length;
+    while (start < end && this.#failure === undefined) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      if (newline < 0) {
+        this.#appendToCarry(chunk, start, end);
+        return;
+      }
+      this.#line(chunk, start, newline);
+      start = newline + 1;
+    }
+  }
+
+  /** Ends the input and returns the verdict on the table. */
+  finish(): TableParse {
+    if (this.#failure === undefined && this.#carryLength > 0) {
+      // The last line had no newline after it.
+      this.#line(this.#carry, 0, this.#carryLength);
+      this.#carryLength = 0;
+    }
+    if (this.#failure === undefined && !this.#sawHeader) this.#failure = "empty table";
+    if (this.#failure !== undefined) return { readable: false, reason: this.#failure };
+    return { readable: true, listeningPorts: this.#listening };
+  }
+
+  #appendToCarry(chunk: Buffer, start: number, end: number): boolean {
+    if (this.#carryLength + (end - start) > MAX_LINE_BYTES) {
+      this.#failLongLine();
+      return false;
+    }
+    this.#carryLength += chunk.copy(this.#carry, this.#carryLength, start, end);
+    return true;
+  }
+
+  /** One line without its newline: the header first, then rows. */
+  #line(bytes: Buffer, start: number, end: number): void {
+    if (end - start > MAX_LINE_BYTES) {
+      // Refused whether or not it straddled two chunks, so the chunking never changes the answer.
+      this.#failLongLine();
+      return;
+    }
+    if (!this.#sawHeader) {
+      this.#checkHeader(bytes.toString("latin1", start, end));
+      return;
+    }
+    const found = parseRow(bytes, start, end);
+    if (found === BLANK) return;
+    this.#row++;
+    if (found >= 0) this.#listening.add(found);
+    else if (found === MALFORMED) this.#failure = `row ${this.#row} is not in the kernel's format`;
+  }
+
+  #failLongLine(): void {
+    this.#failure = this.#sawHeader
+      ? `row ${this.#row + 1} is not in the kernel's format: longer than ${MAX_LINE_BYTES} bytes`
+      : "header is not the kernel's: longer than a socket table header";
+  }
+
+  #checkHeader(header: string): void {
+    const tokens = header.trim().split(/[ \t]+/);
+    const isKernelHeader =
+      tokens[0] === "sl" &&
+      tokens[1] === "local_address" &&
+      (tokens[2] === "rem_address" || tokens[2] === "remote_address") &&
+      tokens[3] === "st";
+    if (isKernelHeader) this.#sawHeader = true;
+    else this.#failure = `header is not the kernel's: ${JSON.stringify(header.slice(0, 80))}`;
+  }
+}
+
+/**
+ * Reads one row (`bytes[start..end)`, no newline) in the kernel's form:
+ * `  N: ADDR:PORT ADDR:PORT ST ...` with ADDR 8 (tcp) or 32 (tcp6) characters and PORT, ST hex.
+ * Returns the local port if `st` is `0A`, or NOT_LISTENING, BLANK or MALFORMED. Columns after
+ * `st` decide nothing and are not read.
+ */
+function parseRow(bytes: Buffer, start: number, end: number): number {
+  let index = skipBlanks(bytes, start, end);
+  if (index === end) return BLANK;
+  // Field 0, `sl`: decimal digits and a colon.
+  const slStart = index;
+  while (index < end && bytes[index]! >= 0x30 && bytes[index]! <= 0x39) index++;
+  if (index === slStart || index === end || bytes[index] !== COLON) return MALFORMED;
+  index++;
+  // Fields 1 and 2: ADDR:PORT.
+  const localPortAt = addressPortAt(bytes, index, end);
+  if (localPortAt < 0) return MALFORMED;
+  const remotePortAt = addressPortAt(bytes, localPortAt + 4, end);
+  if (remotePortAt < 0) return MALFORMED;
+  // Field 3, `st`: two hex digits, then a blank or the end of the row.
+  const stateAt = skipBlanks(bytes, remotePortAt + 4, end);
+  if (stateAt === remotePortAt + 4 || stateAt + 2 > end || !isBlankOrEnd(bytes, stateAt + 2, end)) return MALFORMED;
+  const state = hexAt(bytes, stateAt, 2);
+  const localPort = hexAt(bytes, localPortAt, 4);
+  if (state < 0 || localPort < 0 || hexAt(bytes, remotePortAt, 4) < 0) return MALFORMED;
+  return state === TCP_LISTEN ? localPort : NOT_LISTENING;
+}
+
+/** After at least one blank at `index`: where the 4 port digits of an ADDR:PORT column start, or -1. */
+function addressPortAt(bytes: Buffer, index: number, end: number): number {
+  const addressAt = skipBlanks(bytes, index, end);
+  if (addressAt === index) return -1;
+  const colonAt = bytes[addressAt + 8] === COLON ? addressAt + 8 : bytes[addressAt + 32] === COLON ? addressAt + 32 : -1;
+  if (colonAt < 0 || colonAt + 5 > end || !isBlankOrEnd(bytes, colonAt + 5, end)) return -1;
+  for (let digitAt = addressAt; digitAt < colonAt; digitAt++) {
+    if (HEX_VALUE[bytes[digitAt]!]! < 0) return -1;
+  }
+  return colonAt + 1;
+}
+
+function skipBlanks(bytes: Buffer, index: number, end: number): number {
+  while (index < end && (bytes[index] === SPACE || bytes[index] === TAB)) index++;
+  return index;
+}
+
+function isBlankOrEnd(bytes: Buffer, index: number, end: number): boolean {
+  return index === end || bytes[index] === SPACE || bytes[index] === TAB;
+}
+
+/** The value of `digits` hex digits at `index`, or -1 if one is not a hex digit. */
+function hexAt(bytes: Buffer, index: number, digits: number): number {
+  let value = 0;
+  for (let offset = 0; offset < digits; offset++) {
+    const digit = HEX_VALUE[bytes[index + offset]!]!;
+    if (digit < 0) return -1;
+    value = (value << 4) | digit;
+  }
+  return value;
+}
+
+/** Parses a whole table held in memory (tests, fixtures); the daemon streams with {@link TcpTableParser}. */
+export function parseTcpTable(bytes: Buffer): TableParse {
+  const parser = new TcpTableParser();
+  parser.push(bytes);
+  return parser.finish();
+}

@@ -1,0 +1,67 @@
+// Serves one check result to every caller for a TTL, with one shared in-flight run (single-flight).
+
+/** A source of the current time in milliseconds; tests pass a clock they advance by hand. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => performance.now() };
+
+export interface CachedCheckOptions<T> {
+  /** The expensive work; called at most once per TTL however many callers there are. */
+  readonly run: () => Promise<T>;
+  readonly ttlMs: number;
+  readonly clock?: Clock;
+}
+
+/**
+ * Caches the result of `run` for `ttlMs` after it settles. Callers that arrive while a run is
+ * in flight await that same run. A run that rejects (or throws) is shared by its waiters but
+ * not cached, and the in-flight slot is cleared in `finally`, so the next caller runs again
+ * instead of waiting forever on a dead promise.
+ */
+export class CachedCheck<T> {
+  readonly #run: () => Promise<T>;
+  readonly #ttlMs: number;
+  readonly #clock: Clock;
+  #value: T | undefined;
+  #hasValue = false;
+  #expiresAt = 0;
+  #inFlight: Promise<T> | undefined;
+
+  constructor(options: CachedCheckOptions<T>) {
+    this.#run = options.run;
+    this.#ttlMs = options.ttlMs;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  /** The cached result if still fresh, without allocating a promise (the /readyz fast path). */
+  peek(): T | undefined {
+    return this.#hasValue && this.#clock.now() < this.#expiresAt ? this.#value : undefined;
+  }
+
+  /** A fresh result: the cached one, the one in flight, or a new run. */
+  get(): Promise<T> {
+    const cached = this.peek();
+    if (cached !== undefined) return Promise.resolve(cached);
+    this.#inFlight ??= this.#startRun();
+    return this.#inFlight;
+  }
+
+  #startRun(): Promise<T> {
+    // Starting from a resolved promise turns a synchronous throw in `run` into a rejection
+    // that settles after `#inFlight` is assigned, so `finally` always sees its own run.
+    const flight: Promise<T> = Promise.resolve()
+      .then(() => this.#run())
+      .then((value) => {
+        this.#value = value;
+        this.#hasValue = true;
+        this.#expiresAt = this.#clock.now() + this.#ttlMs;
+        return value;
+      })
+      .finally(() => {
+        if (this.#inFlight === flight) this.#inFlight = undefined;
+      });
+    return flight;
+  }
+}

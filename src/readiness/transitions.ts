@@ -1,0 +1,57 @@
+// Logs readiness state changes and per-table read failures once per transition, never once per check.
+import type { Logger } from "pino";
+import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
+import type { Verdict } from "./verdict.js";
+
+/** The stable log messages of CONTRACT §4; scripts and alerts match on them. */
+export const LOG_MESSAGES = {
+  present: "required listeners present; reporting ready",
+  missing: "required listeners missing; reporting not ready",
+  notEnforced: "required listeners not enforced; reporting ready",
+  tableUnreadable: "cannot read TCP socket table",
+  tableReadableAgain: "TCP socket table readable again",
+} as const;
+
+/** Remembers the last state and which tables were unreadable, and logs only what changed. */
+export class TransitionLog {
+  readonly #log: Logger;
+  #lastState: Verdict["state"] | undefined;
+  readonly #unreadable = new Set<SocketTable>();
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  /** Records the outcome of one fresh scan (cached answers are not recorded again). */
+  record(scan: ListenerScan, verdict: Verdict): void {
+    this.#recordTables(scan);
+    if (verdict.state === this.#lastState) return;
+    this.#lastState = verdict.state;
+    switch (verdict.state) {
+      case "present":
+        this.#log.info({ ports: verdict.ports }, LOG_MESSAGES.present);
+        break;
+      case "missing":
+        this.#log.warn({ ports: verdict.ports, missing: verdict.missing }, LOG_MESSAGES.missing);
+        break;
+      case "not enforced":
+        this.#log.warn(
+          { ports: verdict.ports, unreadableTables: verdict.unreadableTables },
+          LOG_MESSAGES.notEnforced,
+        );
+        break;
+    }
+  }
+
+  #recordTables(scan: ListenerScan): void {
+    for (const table of SOCKET_TABLES) {
+      const failure = scan.unreadableTables.find((unreadable) => unreadable.table === table);
+      if (failure && !this.#unreadable.has(table)) {
+        this.#unreadable.add(table);
+        this.#log.warn({ table, err: failure.error }, LOG_MESSAGES.tableUnreadable);
+      } else if (!failure && this.#unreadable.delete(table)) {
+        this.#log.info({ table }, LOG_MESSAGES.tableReadableAgain);
+      }
+    }
+  }
+}
