@@ -1,0 +1,200 @@
+// The command line: commander 14 options (CONTRACT §1) -> a validated Config, or an exit with code 2.
+import { Command, CommanderError, Option } from "commander";
+import type { Level } from "pino";
+import { formatDuration, parseDuration } from "./config/duration.js";
+import { parseListenAddress, type ListenAddress } from "./config/listen-address.js";
+import { parseUpstream, type Upstream } from "./config/upstream-url.js";
+import { EXIT_CODES, usageError } from "./errors.js";
+import { LOG_LEVELS } from "./logger.js";
+import { versionLine } from "./version.js";
+
+/** Everything the daemon needs, validated. */
+export interface Config {
+  readonly listen: ListenAddress;
+  readonly upstream: Upstream;
+  /** Ascending and unique, at most {@link MAX_REQUIRED_LISTENERS}. */
+  readonly requiredPorts: readonly number[];
+  readonly cacheTtlMs: number;
+  readonly procRoot: string;
+  readonly responseHeaderTimeoutMs: number;
+  readonly shutdownDelayMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly logLevel: Level;
+  /** Operator pages that replace the embedded ones (`502.html`, ...); undefined for none. */
+  readonly errorPagesDir: string | undefined;
+  /** Serve the branded page instead of an upstream 5xx body, to browser navigations only. */
+  readonly interceptUpstreamErrors: boolean;
+}
+
+/** What the command line asks for: run with a config, or exit (help, version, usage error). */
+export type CommandLine = { readonly action: "run"; readonly config: Config } | { readonly action: "exit"; readonly exitCode: number };
+
+/** Where commander and our own usage errors write; tests capture them. */
+export interface CommandLineOutput {
+  writeOut(text: string): void;
+  writeErr(text: string): void;
+}
+
+export const MAX_REQUIRED_LISTENERS = 16;
+const REQUIRED_FLAG = "--readiness-required-listener";
+const REQUIRED_ENV = "READINESS_PROXY_REQUIRED_LISTENERS";
+
+interface RawOptions {
+  listen: string;
+  upstream: string;
+  readinessRequiredListener: string[];
+  readinessCacheTtl: string;
+  procRoot: string;
+  responseHeaderTimeout: string;
+  shutdownDelay: string;
+  shutdownTimeout: string;
+  logLevel: string;
+  errorPagesDir?: string;
+  errorPagesInterceptUpstream?: boolean;
+}
+
+/** Builds the commander program; options are registered here and only here. */
+export function buildProgram(output: CommandLineOutput): Command {
+  const collect = (value: string, previous: string[]) => [...previous, value];
+  return new Command()
+    .name("readiness-proxy")
+    .description(
+      "HTTP reverse proxy whose /readyz passes only while the required local TCP listeners exist.\n" +
+        "/health and /healthz: liveness. /readyz: readiness. Everything else goes to the upstream.",
+    )
+    .version(versionLine(), "--version", "print the version and the Node runtime, then exit")
+    .helpOption("-h, --help", "print this help, then exit")
+    .addOption(
+      new Option("--listen <[host]:port>", "the one listener: health paths and proxied traffic (:port = every IPv4 and IPv6 address)")
+        .default(":8080")
+        .env("READINESS_PROXY_LISTEN"),
+    )
+    .addOption(
+      new Option("--upstream <url>", "the app behind the proxy (absolute http URL; a path prefix is kept)")
+        .default("http://127.0.0.1:8000")
+        .env("READINESS_PROXY_UPSTREAM"),
+    )
+    .addOption(
+      new Option(
+        `${REQUIRED_FLAG} <port>`,
+        `a local TCP port that must be in LISTEN state for /readyz to pass; repeatable, at most ${MAX_REQUIRED_LISTENERS} (env: ${REQUIRED_ENV}, comma list)`,
+      )
+        .argParser(collect)
+        .default([], "none"),
+    )
+    .addOption(
+      new Option("--readiness-cache-ttl <duration>", "how long one listener check serves all callers")
+        .default("1s")
+        .env("READINESS_PROXY_CACHE_TTL"),
+    )
+    .addOption(
+      new Option("--proc-root <dir>", "where net/tcp and net/tcp6 are read").default("/proc").env("READINESS_PROXY_PROC_ROOT"),
+    )
+    .addOption(new Option("--response-header-timeout <duration>", "the upstream must send its response head within this, else 504").default("120s"))
+    .addOption(new Option("--shutdown-delay <duration>", "after SIGTERM: keep serving while /readyz reports draining").default("0s"))
+    .addOption(new Option("--shutdown-timeout <duration>", "then wait this long for in-flight requests").default("30s"))
+    .addOption(
+      new Option("--log-level <level>", `log level: ${LOG_LEVELS.join(", ")}`).default("info").env("READINESS_PROXY_LOG_LEVEL"),
+    )
+    .addOption(new Option("--error-pages-dir <dir>", "directory of 502.html, 503.html, 504.html, error.html replacing the embedded pages"))
+    .addOption(
+      new Option(
+        "--error-pages-intercept-upstream",
+        "serve the branded page instead of the upstream's own 5xx body, to browser navigations only",
+      ),
+    )
+    .allowExcessArguments(false)
+    .exitOverride()
+    .configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr });
+}
+
+/**
+ * Parses `argv` (without node and script) and `env`. Usage errors are written as one line,
+ * `error: <flag>: <expected>, got "<value>"`, and come back as exit code 2: never a stack trace.
+ */
+export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, output: CommandLineOutput): CommandLine {
+  const program = buildProgram(output);
+  try {
+    const saved = process.env;
+    // commander reads option env variables from process.env; give it the env we were handed.
+    process.env = env;
+    try {
+      program.parse([...argv], { from: "user" });
+    } finally {
+      process.env = saved;
+    }
+    const raw = program.opts<RawOptions>();
+    const fromEnv = program.getOptionValueSource("readinessRequiredListener") !== "cli";
+    return { action: "run", config: validate(raw, fromEnv ? env[REQUIRED_ENV] : undefined) };
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; commander has already printed its own "error: ..." line otherwise.
+      const isInformational = error.code === "commander.helpDisplayed" || error.code === "commander.version";
+      return { action: "exit", exitCode: isInformational ? EXIT_CODES.ok : EXIT_CODES.usage };
+    }
+    if (error instanceof Error && "exitCode" in error && error.exitCode === EXIT_CODES.usage) {
+      output.writeErr(`error: ${error.message}\n`);
+      return { action: "exit", exitCode: EXIT_CODES.usage };
+    }
+    throw error;
+  }
+}
+
+function validate(raw: RawOptions, requiredFromEnv: string | undefined): Config {
+  const listen = parseListenAddress(raw.listen);
+  if (!listen) throw usageError("--listen", "expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080", raw.listen);
+  const upstream = parseUpstream(raw.upstream);
+  if (typeof upstream === "string") throw usageError("--upstream", upstream, raw.upstream);
+  const logLevel = LOG_LEVELS.find((level) => level === raw.logLevel);
+  if (!logLevel) throw usageError("--log-level", `expected one of ${LOG_LEVELS.join(", ")}`, raw.logLevel);
+  const requiredPorts =
+    requiredFromEnv === undefined
+      ? parseRequiredPorts(raw.readinessRequiredListener, REQUIRED_FLAG)
+      : parseRequiredPorts(requiredFromEnv.split(",").map((port) => port.trim()).filter((port) => port !== ""), REQUIRED_ENV);
+  const responseHeaderTimeoutMs = duration("--response-header-timeout", raw.responseHeaderTimeout);
+  if (responseHeaderTimeoutMs === 0) throw usageError("--response-header-timeout", "expected a duration above 0", raw.responseHeaderTimeout);
+  return {
+    listen,
+    upstream,
+    requiredPorts,
+    cacheTtlMs: duration("--readiness-cache-ttl", raw.readinessCacheTtl),
+    procRoot: raw.procRoot,
+    responseHeaderTimeoutMs,
+    shutdownDelayMs: duration("--shutdown-delay", raw.shutdownDelay),
+    shutdownTimeoutMs: duration("--shutdown-timeout", raw.shutdownTimeout),
+    logLevel,
+    errorPagesDir: raw.errorPagesDir,
+    interceptUpstreamErrors: raw.errorPagesInterceptUpstream === true,
+  };
+}
+
+/** Ports as given (flag values or env list) -> ascending, unique, bounded. */
+function parseRequiredPorts(values: readonly string[], input: string): number[] {
+  if (values.length > MAX_REQUIRED_LISTENERS) {
+    throw usageError(input, `expected at most ${MAX_REQUIRED_LISTENERS} ports`, `${values.length} ports`);
+  }
+  const ports = new Set<number>();
+  for (const value of values) {
+    const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+    if (!(port >= 1 && port <= 65535)) throw usageError(input, "expected a port 1..65535", value);
+    if (ports.has(port)) throw usageError(input, "expected each port once", `${value} twice`);
+    ports.add(port);
+  }
+  return [...ports].sort((a, b) => a - b);
+}
+
+function duration(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw usageError(flag, "expected a duration like 500ms, 1s or 1m30s", text);
+  return ms;
+}
+
+/** The effective settings, as logged at start-up. */
+export function describeConfig(config: Config): Record<string, string> {
+  return {
+    readinessCacheTtl: formatDuration(config.cacheTtlMs),
+    responseHeaderTimeout: formatDuration(config.responseHeaderTimeoutMs),
+    shutdownDelay: formatDuration(config.shutdownDelayMs),
+    shutdownTimeout: formatDuration(config.shutdownTimeoutMs),
+  };
+}
