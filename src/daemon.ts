@@ -1,0 +1,97 @@
+// Wires a validated Config into a running daemon: check, pages, proxy, server, shutdown. Used by main.ts and the HTTP tests.
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import type { Logger } from "pino";
+import type { Config } from "./cli.js";
+import { describeConfig } from "./cli.js";
+import { formatListenAddress } from "./config/listen-address.js";
+import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "./errors.js";
+import { loadErrorPages } from "./http/error-pages.js";
+import { ErrorResponder } from "./http/error-response.js";
+import { HealthEndpoints } from "./http/health.js";
+import { ReverseProxy } from "./http/proxy.js";
+import { createProxyServer } from "./http/server.js";
+import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
+import { ReadinessCheck } from "./readiness/readiness-check.js";
+import { GracefulShutdown } from "./shutdown.js";
+
+export interface Daemon {
+  readonly server: Server;
+  readonly readiness: ReadinessCheck;
+  readonly shutdown: GracefulShutdown;
+  /** The address actually bound (port 0 resolved). */
+  readonly address: AddressInfo;
+}
+
+export interface DaemonOptions {
+  readonly log: Logger;
+  /** Injected in tests to count or fail socket table reads. */
+  readonly readTable?: TableReader;
+}
+
+/**
+ * Starts serving. Rejects with a usage error (exit 2) for an unreadable --error-pages-dir and
+ * with a listen error (exit 1) when the address is in use or not permitted.
+ */
+export async function startDaemon(config: Config, { log, readTable }: DaemonOptions): Promise<Daemon> {
+  const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
+  const readiness = new ReadinessCheck({
+    requiredPorts: config.requiredPorts,
+    scanner: new ListenerScanner({ procRoot: config.procRoot, readTable }),
+    log,
+    ttlMs: config.cacheTtlMs,
+  });
+  const proxy = new ReverseProxy({
+    upstream: config.upstream,
+    responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
+    errors,
+    log,
+    interceptUpstreamErrors: config.interceptUpstreamErrors,
+  });
+  let shutdown: GracefulShutdown | undefined;
+  const drain = { get draining() { return shutdown?.draining ?? false; } };
+  const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain });
+  shutdown = new GracefulShutdown({
+    server,
+    log,
+    delayMs: config.shutdownDelayMs,
+    timeoutMs: config.shutdownTimeoutMs,
+    closeUpstream: () => proxy.close(),
+  });
+  const address = await listen(server, config);
+  log.info(
+    {
+      listen: formatListenAddress({ host: config.listen.host, port: address.port }),
+      upstream: config.upstream.url,
+      requiredListeners: config.requiredPorts,
+      procRoot: config.procRoot,
+      ...describeConfig(config),
+    },
+    "listening",
+  );
+  // The first check runs now, so the starting state is logged and the first probe is cached.
+  void readiness.check();
+  return { server, readiness, shutdown, address };
+}
+
+function listen(server: Server, config: Config): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      const where = formatListenAddress(config.listen);
+      const why =
+        error.code === "EADDRINUSE"
+          ? "address already in use"
+          : error.code === "EACCES"
+            ? "permission denied"
+            : error.code === "EADDRNOTAVAIL"
+              ? "address not available on this host"
+              : error.message;
+      reject(new ReadinessProxyError(ERROR_CODES.listen, `cannot listen on ${where}: ${why}`, EXIT_CODES.runtime));
+    };
+    server.once("error", onError);
+    server.listen({ host: config.listen.host, port: config.listen.port }, () => {
+      server.off("error", onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}

@@ -1,0 +1,64 @@
+// Proxy-made error responses (CONTRACT §6): a branded page for browser navigations, a JSON envelope for everyone else.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { PROXY_ERRORS, escapeHtml, type ErrorPageSet } from "./error-pages.js";
+
+const GENERIC_MESSAGE = "proxy error";
+
+/**
+ * A browser navigation names `text/html` explicitly; `*∕*` alone (curl, the kubelet) and
+ * `application/json, text/plain, *∕*` (axios) do not, so API clients always get JSON. A
+ * `text/html;q=0` refusal does not count as asking.
+ */
+export function wantsHtml(accept: string | undefined): boolean {
+  if (accept === undefined || !accept.includes("text/html")) return false;
+  for (const range of accept.split(",")) {
+    const [type, ...params] = range.split(";");
+    if (type?.trim().toLowerCase() !== "text/html") continue;
+    const refused = params.some((param) => /^\s*q\s*=\s*0(\.0*)?\s*$/i.test(param));
+    if (!refused) return true;
+  }
+  return false;
+}
+
+/** The JSON envelope's message for a status. */
+export function errorMessageFor(status: number): string {
+  const known = PROXY_ERRORS[status as keyof typeof PROXY_ERRORS];
+  return known ? known.title.toLowerCase() : GENERIC_MESSAGE;
+}
+
+/** Writes proxy-made errors; the status is never changed, only the body's form. */
+export class ErrorResponder {
+  readonly #pages: ErrorPageSet;
+
+  constructor(pages: ErrorPageSet) {
+    this.#pages = pages;
+  }
+
+  /** Answers `status` with a page or JSON, `Cache-Control: no-store`, and the request id. */
+  send(req: IncomingMessage, res: ServerResponse, status: number, requestId: string): void {
+    const html = wantsHtml(req.headers.accept);
+    const body = html ? this.#renderPage(status, requestId) : this.#renderJson(status, requestId);
+    res.writeHead(status, {
+      "content-type": html ? "text/html; charset=utf-8" : "application/json",
+      "content-length": body.length,
+      "cache-control": "no-store",
+      "x-request-id": requestId,
+      vary: "Accept",
+    });
+    res.end(req.method === "HEAD" ? undefined : body);
+  }
+
+  /** The page an intercepted upstream 5xx is replaced with (browser navigations only). */
+  pageBody(status: number, requestId: string): Buffer {
+    return this.#renderPage(status, requestId);
+  }
+
+  #renderPage(status: number, requestId: string): Buffer {
+    const page = this.#pages.pageFor(status);
+    return Buffer.concat([page.before, Buffer.from(escapeHtml(requestId)), page.after]);
+  }
+
+  #renderJson(status: number, requestId: string): Buffer {
+    return Buffer.from(JSON.stringify({ error: { code: status, message: errorMessageFor(status), requestId } }));
+  }
+}

@@ -1,0 +1,41 @@
+// Hop-by-hop header rules (RFC 9110 §7.6.1): which header names never cross the proxy, in either direction.
+
+/**
+ * Always removed, lower-case. `expect` is here too: the Node server has already answered
+ * `100 Continue` to the client, and undici refuses to send an `expect` header.
+ */
+const ALWAYS_REMOVED = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "expect",
+]);
+
+/** Lengths of the names above, so most header names are rejected without lower-casing them. */
+const CANDIDATE_LENGTHS = new Set([...ALWAYS_REMOVED].map((name) => name.length));
+
+/**
+ * Names listed in the Connection header values, lower-case; empty when there are none.
+ * `close` and `keep-alive` are connection options, not header names, but removing a header
+ * of that name is harmless, so they are not special-cased.
+ */
+export function connectionListedNames(connectionValues: readonly string[]): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const value of connectionValues) {
+    for (const token of value.split(",")) {
+      const name = token.trim().toLowerCase();
+      if (name !== "") names.add(name);
+    }
+  }
+  return names;
+}
+
+/** Whether a header (any case) is hop-by-hop, given the names its message's Connection header listed. */
+export function isHopByHop(name: string, listed: ReadonlySet<string>): boolean {
+  if (listed.size > 0 && listed.has(name.toLowerCase())) return true;
+  return CANDIDATE_LENGTHS.has(name.length) && ALWAYS_REMOVED.has(name.toLowerCase());
+}

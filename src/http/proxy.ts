@@ -1,0 +1,307 @@
+// Forwards a request to the upstream with undici's dispatch API: both bodies streamed with backpressure, hop-by-hop rules, error mapping.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
+import { Pool, type Dispatcher } from "undici";
+import type { Upstream } from "../config/upstream-url.js";
+import type { ErrorResponder } from "./error-response.js";
+import { wantsHtml } from "./error-response.js";
+import { connectionListedNames, isHopByHop } from "./hop-by-hop.js";
+import { requestIdOf } from "./request-id.js";
+
+export interface ProxyOptions {
+  readonly upstream: Upstream;
+  readonly responseHeaderTimeoutMs: number;
+  readonly errors: ErrorResponder;
+  readonly log: Logger;
+  /** Replace an upstream 5xx body with the branded page, for browser navigations only. */
+  readonly interceptUpstreamErrors: boolean;
+}
+
+/** A reused keep-alive socket the upstream closed just as we sent: safe to retry once if idempotent. */
+const STALE_SOCKET_CODES = new Set(["ECONNRESET", "UND_ERR_SOCKET", "EPIPE"]);
+const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "TRACE"]);
+
+/** Forwards every request that is not a health path. One pool, one origin. */
+export class ReverseProxy {
+  readonly #pool: Pool;
+  readonly #options: ProxyOptions;
+  readonly #pathPrefix: string;
+
+  constructor(options: ProxyOptions) {
+    this.#options = options;
+    this.#pathPrefix = options.upstream.pathPrefix;
+    this.#pool = new Pool(options.upstream.origin, {
+      // Streams (SSE, long uploads) may run for minutes: no body timeout; the head has its own.
+      bodyTimeout: 0,
+      headersTimeout: options.responseHeaderTimeoutMs,
+      // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
+      keepAliveTimeout: 4_000,
+      keepAliveMaxTimeout: 4_000,
+    });
+  }
+
+  /** Starts forwarding `req`; the response is written to `res` as the upstream answers. */
+  forward(req: IncomingMessage, res: ServerResponse): void {
+    const url = req.url ?? "/";
+    if (url.charCodeAt(0) !== 0x2f /* "/" */) {
+      // Absolute-form and `*` targets are for forward proxies, which this is not.
+      failBeforeHead(this.#options, req, res, 400, new Error("request target is not a path"), "bad request target");
+      return;
+    }
+    new Exchange(this, req, res, this.#pathPrefix + url).start();
+  }
+
+  /** Closes idle upstream connections and waits for none to be left. */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  /** @internal Exchange's access to the pool. */
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    this.#pool.dispatch(options, handler);
+  }
+
+  /** @internal */
+  get options(): ProxyOptions {
+    return this.#options;
+  }
+}
+
+/** Answers a proxy-made error before any byte of the response was sent, and logs it at warn. */
+function failBeforeHead(options: ProxyOptions, req: IncomingMessage, res: ServerResponse, status: number, error: Error, reason: string): void {
+  const requestId = requestIdOf(req);
+  const code = (error as { code?: unknown }).code;
+  options.log.warn(
+    { requestId, status, method: req.method, url: req.url, code: typeof code === "string" ? code : undefined, err: error.message },
+    reason,
+  );
+  if (res.headersSent || res.destroyed) return;
+  if (status === 400) {
+    res.writeHead(400, { "content-type": "application/json", connection: "close" });
+    res.end(JSON.stringify({ error: { code: 400, message: "bad request target", requestId } }));
+    return;
+  }
+  options.errors.send(req, res, status, requestId);
+}
+
+/**
+ * One request/response through the proxy, as an undici dispatch handler (the legacy
+ * callback API: raw header arrays and no per-chunk promise, the cheapest path undici has).
+ * Methods live on the prototype; per request we allocate this object and two bound listeners.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  readonly #proxy: ReverseProxy;
+  readonly #req: IncomingMessage;
+  readonly #res: ServerResponse;
+  readonly #path: string;
+  #abortUpstream: ((reason?: Error) => void) | undefined;
+  #resumeUpstream: (() => void) | undefined;
+  #retried = false;
+  #clientGone = false;
+  #interceptedStatus = 0;
+
+  constructor(proxy: ReverseProxy, req: IncomingMessage, res: ServerResponse, path: string) {
+    this.#proxy = proxy;
+    this.#req = req;
+    this.#res = res;
+    this.#path = path;
+  }
+
+  start(): void {
+    this.#res.once("close", this.#onClientClose);
+    this.#dispatch();
+  }
+
+  #dispatch(): void {
+    const req = this.#req;
+    const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
+    this.#proxy.dispatch(
+      {
+        path: this.#path,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: requestHeaders(req),
+        body: hasBody ? req : null,
+        // The client's Host is kept (it is in the headers); undici would otherwise send the upstream's.
+        headersTimeout: this.#proxy.options.responseHeaderTimeoutMs,
+        bodyTimeout: 0,
+      },
+      this,
+    );
+  }
+
+  // ---- undici callbacks ----
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.#abortUpstream = abort;
+    if (this.#clientGone) abort(new Error("client went away"));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    // 1xx other than 101 are interim: the Node server has already sent 100 Continue itself.
+    if (statusCode < 200) return true;
+    this.#resumeUpstream = resume;
+    const res = this.#res;
+    if (res.destroyed) return false;
+    const options = this.#proxy.options;
+    if (statusCode >= 500 && options.interceptUpstreamErrors && wantsHtml(this.#req.headers.accept)) {
+      this.#interceptedStatus = statusCode;
+      return true;
+    }
+    const headers = responseHeaders(rawHeaders);
+    if (statusText) res.writeHead(statusCode, statusText, headers);
+    else res.writeHead(statusCode, headers);
+    // A stream (SSE, chunked) shows its head at once, before the first event; a sized body
+    // goes out with its head in one write, which is what keeps small responses cheap.
+    if (!hasContentLength(rawHeaders)) res.flushHeaders();
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#interceptedStatus !== 0) return true; // the upstream's page is replaced; drain it
+    const res = this.#res;
+    if (res.destroyed) return false;
+    if (res.write(chunk)) return true;
+    res.once("drain", this.#onClientDrain);
+    return false;
+  }
+
+  onComplete(): void {
+    const res = this.#res;
+    this.#res.off("close", this.#onClientClose);
+    if (this.#interceptedStatus !== 0) {
+      const requestId = requestIdOf(this.#req);
+      this.#proxy.options.errors.send(this.#req, res, this.#interceptedStatus, requestId);
+      return;
+    }
+    res.end();
+  }
+
+  onError(error: Error): void {
+    const res = this.#res;
+    // We aborted it ourselves, or the client's upload broke off: nobody is left to answer.
+    if (this.#clientGone || this.#req.destroyed) {
+      this.#proxy.options.log.debug({ method: this.#req.method, url: this.#req.url, err: error.message }, "client went away");
+      return;
+    }
+    const code = (error as { code?: unknown }).code;
+    if (!res.headersSent && this.#shouldRetry(code)) {
+      this.#retried = true;
+      this.#dispatch();
+      return;
+    }
+    this.#res.off("close", this.#onClientClose);
+    const options = this.#proxy.options;
+    if (res.headersSent) {
+      // Mid-body: end the client's response abruptly so it can never look complete.
+      options.log.warn({ method: this.#req.method, url: this.#req.url, code, err: error.message }, "upstream failed mid-response");
+      res.destroy(error);
+      return;
+    }
+    // Refused, reset, unresolvable, or an answer undici could not parse: all "bad gateway".
+    const timedOut = code === "UND_ERR_HEADERS_TIMEOUT";
+    const reason = timedOut ? "upstream response head timed out" : "upstream unavailable";
+    failBeforeHead(options, this.#req, res, timedOut ? 504 : 502, error, reason);
+  }
+
+  // ---- helpers ----
+
+  /** One retry, for a request without a body whose reused socket was found dead. */
+  #shouldRetry(code: unknown): boolean {
+    return (
+      !this.#retried &&
+      typeof code === "string" &&
+      STALE_SOCKET_CODES.has(code) &&
+      IDEMPOTENT_METHODS.has(this.#req.method ?? "") &&
+      this.#req.headers["content-length"] === undefined &&
+      this.#req.headers["transfer-encoding"] === undefined
+    );
+  }
+
+  readonly #onClientDrain = (): void => {
+    this.#resumeUpstream?.();
+  };
+
+  /** The client went away (or the response finished): stop the upstream if it is still going. */
+  readonly #onClientClose = (): void => {
+    if (this.#res.writableFinished) return;
+    this.#clientGone = true;
+    this.#abortUpstream?.(new Error("client went away"));
+  };
+}
+
+/** The client's headers minus hop-by-hop ones, plus X-Forwarded-For, -Proto and -Host appended. */
+function requestHeaders(req: IncomingMessage): string[] {
+  const raw = req.rawHeaders;
+  const connection = req.headers.connection;
+  const listed = connection === undefined ? EMPTY : connectionListedNames([connection]);
+  const headers: string[] = [];
+  let forwardedFor: string | undefined;
+  let forwardedProto: string | undefined;
+  let forwardedHost: string | undefined;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    const value = raw[index + 1]!;
+    if (name.length >= 15 && name.length <= 17) {
+      // x-forwarded-for (15), -host (16), -proto (17): collected to append our hop.
+      const lower = name.toLowerCase();
+      if (lower === "x-forwarded-for") {
+        forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+        continue;
+      }
+      if (lower === "x-forwarded-host") {
+        forwardedHost = forwardedHost === undefined ? value : `${forwardedHost}, ${value}`;
+        continue;
+      }
+      if (lower === "x-forwarded-proto") {
+        forwardedProto = forwardedProto === undefined ? value : `${forwardedProto}, ${value}`;
+        continue;
+      }
+    }
+    if (isHopByHop(name, listed)) continue;
+    headers.push(name, value);
+  }
+  const clientAddress = stripMappedPrefix(req.socket.remoteAddress ?? "");
+  headers.push(
+    "x-forwarded-for",
+    forwardedFor === undefined ? clientAddress : `${forwardedFor}, ${clientAddress}`,
+    "x-forwarded-proto",
+    forwardedProto === undefined ? "http" : `${forwardedProto}, http`,
+  );
+  const host = req.headers.host;
+  if (host !== undefined) headers.push("x-forwarded-host", forwardedHost === undefined ? host : `${forwardedHost}, ${host}`);
+  else if (forwardedHost !== undefined) headers.push("x-forwarded-host", forwardedHost);
+  return headers;
+}
+
+/** The upstream's headers as a flat [name, value, ...] list for writeHead, minus hop-by-hop ones. */
+function responseHeaders(rawHeaders: Buffer[]): string[] {
+  let connectionValues: string[] | undefined;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!;
+    if (name.length === 10 && name.toString("latin1").toLowerCase() === "connection") {
+      (connectionValues ??= []).push(rawHeaders[index + 1]!.toString("latin1"));
+    }
+  }
+  const listed = connectionValues === undefined ? EMPTY : connectionListedNames(connectionValues);
+  const headers: string[] = [];
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!.toString("latin1");
+    if (!isHopByHop(name, listed)) headers.push(name, rawHeaders[index + 1]!.toString("latin1"));
+  }
+  return headers;
+}
+
+function hasContentLength(rawHeaders: Buffer[]): boolean {
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!;
+    if (name.length === 14 && name.toString("latin1").toLowerCase() === "content-length") return true;
+  }
+  return false;
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** `::ffff:10.0.0.1` -> `10.0.0.1`: a dual-stack listener reports IPv4 clients mapped. */
+function stripMappedPrefix(address: string): string {
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}

@@ -1,0 +1,11 @@
+// Request ids for proxy-made errors: the client's own X-Request-Id when it is sane, else a new UUID.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+
+const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The id shown on the error page and body, in `X-Request-Id`, and in the log line. */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers["x-request-id"];
+  return typeof given === "string" && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+}

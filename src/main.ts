@@ -1,0 +1,54 @@
+// Process entry: parse the command line, start the daemon, handle signals; the only place that calls process.exit.
+import { parseCommandLine } from "./cli.js";
+import { startDaemon } from "./daemon.js";
+import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
+import { createLogger } from "./logger.js";
+
+async function main(): Promise<void> {
+  const commandLine = parseCommandLine(process.argv.slice(2), process.env, {
+    writeOut: (text) => process.stdout.write(text),
+    writeErr: (text) => process.stderr.write(text),
+  });
+  if (commandLine.action === "exit") {
+    process.exitCode = commandLine.exitCode;
+    return;
+  }
+  const { config } = commandLine;
+  const log = createLogger(config.logLevel);
+  process.on("uncaughtException", (error) => {
+    log.fatal({ err: error }, "uncaught exception");
+    process.exit(EXIT_CODES.runtime);
+  });
+
+  let daemon;
+  try {
+    daemon = await startDaemon(config, { log });
+  } catch (error) {
+    if (error instanceof ReadinessProxyError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      process.exit(error.exitCode);
+    }
+    throw error;
+  }
+
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // A second signal means "now": in-flight requests are cut.
+      log.warn({ signal }, "second signal; exiting at once");
+      process.exit(EXIT_CODES.runtime);
+    }
+    stopping = true;
+    daemon.shutdown.run(signal).then(
+      () => process.exit(EXIT_CODES.ok),
+      (error: unknown) => {
+        log.error({ err: error }, "shutdown failed");
+        process.exit(EXIT_CODES.runtime);
+      },
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+
+void main();

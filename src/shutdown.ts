@@ -1,0 +1,57 @@
+// Graceful shutdown (CONTRACT §7): report draining, keep serving for the delay, close the listener, wait for in-flight requests.
+import type { Server } from "node:http";
+import type { Logger } from "pino";
+import type { DrainState } from "./http/health.js";
+
+export interface ShutdownOptions {
+  readonly server: Server;
+  readonly log: Logger;
+  readonly delayMs: number;
+  readonly timeoutMs: number;
+  /** Closes upstream connections once no request needs them. */
+  readonly closeUpstream: () => Promise<void>;
+}
+
+/** Drives one shutdown; `draining` is what /readyz and the server read. */
+export class GracefulShutdown implements DrainState {
+  #draining = false;
+  readonly #options: ShutdownOptions;
+
+  constructor(options: ShutdownOptions) {
+    this.#options = options;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /**
+   * Runs the shutdown and resolves when the process may exit 0. The delay lets the kubelet
+   * see /readyz fail and endpoints drop this pod before the listener goes away; then
+   * in-flight requests (SSE streams included) get up to the timeout, and any left are cut.
+   */
+  async run(signal: string): Promise<void> {
+    const { server, log, delayMs, timeoutMs } = this.#options;
+    this.#draining = true;
+    log.info({ signal, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
+    if (delayMs > 0) await wait(delayMs);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), timeoutMs);
+    });
+    const cutShort = await Promise.race([closed.then(() => false), timedOut]);
+    clearTimeout(timer);
+    if (cutShort) {
+      log.warn({ shutdownTimeoutMs: timeoutMs }, "shutdown timeout reached; closing remaining connections");
+      server.closeAllConnections();
+    }
+    await this.#options.closeUpstream();
+    log.info({ cutShort }, "stopped");
+  }
+}
+
+function wait(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
