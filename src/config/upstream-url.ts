@@ -17,7 +17,8 @@ export function parseUpstream(text: string): Upstream | string {
   } catch {
     return "expected an absolute http:// URL";
   }
-  if (url.protocol !== "http:") return "expected an absolute http:// URL (https upstreams are not supported)";
+  if (url.protocol === "https:") return "expected an absolute http:// URL (https upstreams are not supported)";
+  if (url.protocol !== "http:" || url.hostname === "") return "expected an absolute http:// URL";
   if (url.username !== "" || url.password !== "") return "expected a URL without credentials";
   if (url.search !== "" || url.hash !== "") return "expected a URL without a query or fragment";
   return { origin: url.origin, pathPrefix: url.pathname.replace(/\/+$/, ""), url: text };

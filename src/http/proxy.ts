@@ -178,8 +178,9 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onError(error: Error): void {
     const res = this.#res;
-    // We aborted it ourselves, or the client's upload broke off: nobody is left to answer.
-    if (this.#clientGone || this.#req.destroyed) {
+    // We aborted it ourselves, or the client's connection is gone: nobody is left to answer.
+    // (Not req.destroyed: undici destroys a request body stream on every error.)
+    if (this.#clientGone || res.destroyed) {
       this.#proxy.options.log.debug({ method: this.#req.method, url: this.#req.url, err: error.message }, "client went away");
       return;
     }

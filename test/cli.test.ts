@@ -1,0 +1,155 @@
+// CLI tests through the real option registration: defaults, env variables, both flag spellings, every usage error.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import t from "tap";
+import { parseCommandLine, type Config } from "../src/cli.js";
+import { VERSION, versionLine } from "../src/version.js";
+
+function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  let out = "";
+  let err = "";
+  const result = parseCommandLine(argv, env, { writeOut: (text) => (out += text), writeErr: (text) => (err += text) });
+  return { result, out, err };
+}
+
+function config(argv: string[], env: NodeJS.ProcessEnv = {}): Config {
+  const { result, err } = run(argv, env);
+  if (result.action !== "run") throw new Error(`refused: ${err}`);
+  return result.config;
+}
+
+t.test("defaults", async (t) => {
+  const defaults = config([]);
+  t.same(defaults.listen, { host: undefined, port: 8080 });
+  t.equal(defaults.upstream.origin, "http://127.0.0.1:8000");
+  t.equal(defaults.upstream.pathPrefix, "");
+  t.same(defaults.requiredPorts, []);
+  t.equal(defaults.cacheTtlMs, 1000);
+  t.equal(defaults.procRoot, "/proc");
+  t.equal(defaults.responseHeaderTimeoutMs, 120_000);
+  t.equal(defaults.shutdownDelayMs, 0);
+  t.equal(defaults.shutdownTimeoutMs, 30_000);
+  t.equal(defaults.logLevel, "info");
+  t.equal(defaults.errorPagesDir, undefined);
+  t.equal(defaults.interceptUpstreamErrors, false);
+});
+
+t.test("both spellings, repeated, sorted", async (t) => {
+  t.same(config(["--readiness-required-listener", "15008", "--readiness-required-listener=8080"]).requiredPorts, [8080, 15008]);
+  t.same(config(["--readiness-required-listener=1", "--readiness-required-listener", "65535"]).requiredPorts, [1, 65535]);
+  t.same(config(Array.from({ length: 16 }, (_, index) => `--readiness-required-listener=${index + 1}`)).requiredPorts.length, 16);
+});
+
+t.test("environment variables, and flags over them", async (t) => {
+  const env = {
+    READINESS_PROXY_LISTEN: "127.0.0.1:9000",
+    READINESS_PROXY_UPSTREAM: "http://app:3000/api/",
+    READINESS_PROXY_REQUIRED_LISTENERS: "15008, 8080",
+    READINESS_PROXY_CACHE_TTL: "250ms",
+    READINESS_PROXY_PROC_ROOT: "/host/proc",
+    READINESS_PROXY_LOG_LEVEL: "debug",
+  };
+  const fromEnv = config([], env);
+  t.same(fromEnv.listen, { host: "127.0.0.1", port: 9000 });
+  t.equal(fromEnv.upstream.origin, "http://app:3000");
+  t.equal(fromEnv.upstream.pathPrefix, "/api");
+  t.same(fromEnv.requiredPorts, [8080, 15008]);
+  t.equal(fromEnv.cacheTtlMs, 250);
+  t.equal(fromEnv.procRoot, "/host/proc");
+  t.equal(fromEnv.logLevel, "debug");
+  const overridden = config(["--listen", ":7000", "--readiness-required-listener", "9"], env);
+  t.same(overridden.listen, { host: undefined, port: 7000 });
+  t.same(overridden.requiredPorts, [9], "flags replace the env list");
+  t.same(config([], { READINESS_PROXY_REQUIRED_LISTENERS: "" }).requiredPorts, [], "empty env list");
+});
+
+t.test("accepted values", async (t) => {
+  t.same(config(["--listen", "[::1]:8080"]).listen, { host: "::1", port: 8080 });
+  t.same(config(["--listen", "[::]:80"]).listen, { host: "::", port: 80 });
+  t.same(config(["--listen", "0.0.0.0:8080"]).listen, { host: "0.0.0.0", port: 8080 });
+  t.same(config(["--listen", "localhost:0"]).listen, { host: "localhost", port: 0 });
+  t.equal(config(["--readiness-cache-ttl", "1m30s"]).cacheTtlMs, 90_000);
+  t.equal(config(["--readiness-cache-ttl", "1.5s"]).cacheTtlMs, 1500);
+  t.equal(config(["--shutdown-delay", "0"]).shutdownDelayMs, 0);
+  t.equal(config(["--shutdown-timeout", "2h"]).shutdownTimeoutMs, 7_200_000);
+  t.equal(config(["--upstream", "http://[::1]:8000"]).upstream.origin, "http://[::1]:8000");
+  t.equal(config(["--error-pages-intercept-upstream"]).interceptUpstreamErrors, true);
+});
+
+t.test("usage errors: exit 2, one line naming the input and the value, no stack", async (t) => {
+  const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+    [["--readiness-required-listener", "70000"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "70000"'],
+    [["--readiness-required-listener=0"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "0"'],
+    [["--readiness-required-listener", "-1"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "-1"'],
+    [["--readiness-required-listener", "80.5"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "80.5"'],
+    [["--readiness-required-listener", "http"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "http"'],
+    [["--readiness-required-listener", ""], {}, 'error: --readiness-required-listener: expected a port 1..65535, got ""'],
+    [["--readiness-required-listener", "15008", "--readiness-required-listener=15008"], {}, 'error: --readiness-required-listener: expected each port once, got "15008 twice"'],
+    [Array.from({ length: 17 }, (_, index) => `--readiness-required-listener=${index + 1}`), {}, 'error: --readiness-required-listener: expected at most 16 ports, got "17 ports"'],
+    [[], { READINESS_PROXY_REQUIRED_LISTENERS: "15008,x" }, 'error: READINESS_PROXY_REQUIRED_LISTENERS: expected a port 1..65535, got "x"'],
+    [["--bogus"], {}, "error: unknown option '--bogus'"],
+    [["extra"], {}, "error: too many arguments. Expected 0 arguments but got 1."],
+    [["--readiness-required-listener"], {}, "error: option '--readiness-required-listener <port>' argument missing"],
+    [["--upstream", "https://app:8000"], {}, 'error: --upstream: expected an absolute http:// URL (https upstreams are not supported), got "https://app:8000"'],
+    [["--upstream", "app:8000"], {}, 'error: --upstream: expected an absolute http:// URL, got "app:8000"'],
+    [["--upstream", "/relative"], {}, 'error: --upstream: expected an absolute http:// URL, got "/relative"'],
+    [["--upstream", "http://app:8000/?x=1"], {}, 'error: --upstream: expected a URL without a query or fragment, got "http://app:8000/?x=1"'],
+    [["--upstream", "http://u:p@app:8000"], {}, 'error: --upstream: expected a URL without credentials, got "http://u:p@app:8000"'],
+    [["--readiness-cache-ttl", "5"], {}, 'error: --readiness-cache-ttl: expected a duration like 500ms, 1s or 1m30s, got "5"'],
+    [["--shutdown-delay", "1 s"], {}, 'error: --shutdown-delay: expected a duration like 500ms, 1s or 1m30s, got "1 s"'],
+    [["--shutdown-timeout", "-1s"], {}, 'error: --shutdown-timeout: expected a duration like 500ms, 1s or 1m30s, got "-1s"'],
+    [["--response-header-timeout", "1d"], {}, 'error: --response-header-timeout: expected a duration like 500ms, 1s or 1m30s, got "1d"'],
+    [["--response-header-timeout", "0s"], {}, 'error: --response-header-timeout: expected a duration above 0, got "0s"'],
+    [[], { READINESS_PROXY_CACHE_TTL: "soon" }, 'error: --readiness-cache-ttl: expected a duration like 500ms, 1s or 1m30s, got "soon"'],
+    [["--listen", "8080"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got "8080"'],
+    [["--listen", "::1:8080"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got "::1:8080"'],
+    [["--listen", ":65536"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got ":65536"'],
+    [["--listen", "[::1]"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got "[::1]"'],
+    [["--log-level", "loud"], {}, 'error: --log-level: expected one of fatal, error, warn, info, debug, trace, got "loud"'],
+  ];
+  for (const [argv, env, message] of cases) {
+    const { result, err } = run(argv, env);
+    t.same(result, { action: "exit", exitCode: 2 }, argv.join(" ") || JSON.stringify(env));
+    t.equal(err.trimEnd(), message);
+    t.notMatch(err, /\n.+\n/, "one line");
+    t.notMatch(err, /\bat .*\.(ts|js):\d+/, "no stack trace");
+  }
+});
+
+t.test("--version and --help exit 0", async (t) => {
+  const version = run(["--version"]);
+  t.same(version.result, { action: "exit", exitCode: 0 });
+  t.equal(version.out, `${versionLine()}\n`);
+  t.match(version.out, /^readiness-proxy \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+\)\n$/);
+  const help = run(["--help"]);
+  t.same(help.result, { action: "exit", exitCode: 0 });
+  for (const expected of [
+    "--listen",
+    "READINESS_PROXY_LISTEN",
+    '":8080"',
+    "--upstream",
+    "READINESS_PROXY_UPSTREAM",
+    "--readiness-required-listener",
+    "READINESS_PROXY_REQUIRED_LISTENERS",
+    "--readiness-cache-ttl",
+    "READINESS_PROXY_CACHE_TTL",
+    "--proc-root",
+    "READINESS_PROXY_PROC_ROOT",
+    "--response-header-timeout",
+    '"120s"',
+    "--shutdown-delay",
+    "--shutdown-timeout",
+    '"30s"',
+    "--log-level",
+    "READINESS_PROXY_LOG_LEVEL",
+    "--error-pages-dir",
+    "--error-pages-intercept-upstream",
+  ]) {
+    t.match(help.out.replace(/\s+/g, " "), expected, `help shows ${expected}`);
+  }
+});
+
+t.test("VERSION matches package.json", async (t) => {
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "../package.json"), "utf8")) as { version: string };
+  t.equal(VERSION, pkg.version);
+});
