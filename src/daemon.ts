@@ -1,4 +1,4 @@
-// Wires a validated Config into a running daemon: check, pages, proxy, server, shutdown. Used by main.ts and the HTTP tests.
+// Wires a validated Config into a daemon ready to start: check, pages, proxy, server, shutdown. Used by main.ts and the HTTP tests.
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import type { Logger } from "pino";
@@ -19,8 +19,8 @@ export interface Daemon {
   readonly server: Server;
   readonly readiness: ReadinessCheck;
   readonly shutdown: GracefulShutdown;
-  /** The address actually bound (port 0 resolved). */
-  readonly address: AddressInfo;
+  /** Opens the listener, logs `listening`, runs the first check; resolves with the address bound (port 0 resolved). */
+  start(): Promise<AddressInfo>;
 }
 
 export interface DaemonOptions {
@@ -30,10 +30,12 @@ export interface DaemonOptions {
 }
 
 /**
- * Starts serving. Rejects with a usage error (exit 2) for an unreadable --error-pages-dir and
- * with a listen error (exit 1) when the address is in use or not permitted.
+ * Builds the daemon without opening the listener, so the caller can install signal handlers
+ * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
+ * an unreadable --error-pages-dir; `start` rejects with a listen error (exit 1) when the address
+ * is in use or not permitted.
  */
-export async function startDaemon(config: Config, { log, readTable }: DaemonOptions): Promise<Daemon> {
+export function createDaemon(config: Config, { log, readTable }: DaemonOptions): Daemon {
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
   const readiness = new ReadinessCheck({
     requiredPorts: config.requiredPorts,
@@ -58,20 +60,23 @@ export async function startDaemon(config: Config, { log, readTable }: DaemonOpti
     timeoutMs: config.shutdownTimeoutMs,
     closeUpstream: () => proxy.close(),
   });
-  const address = await listen(server, config);
-  log.info(
-    {
-      listen: formatListenAddress({ host: config.listen.host, port: address.port }),
-      upstream: config.upstream.url,
-      requiredListeners: config.requiredPorts,
-      procRoot: config.procRoot,
-      ...describeConfig(config),
-    },
-    "listening",
-  );
-  // The first check runs now, so the starting state is logged and the first probe is cached.
-  void readiness.check();
-  return { server, readiness, shutdown, address };
+  const start = async () => {
+    const address = await listen(server, config);
+    log.info(
+      {
+        listen: formatListenAddress({ host: config.listen.host, port: address.port }),
+        upstream: config.upstream.url,
+        requiredListeners: config.requiredPorts,
+        procRoot: config.procRoot,
+        ...describeConfig(config),
+      },
+      "listening",
+    );
+    // The first check runs now, so the starting state is logged and the first probe is cached.
+    void readiness.check();
+    return address;
+  };
+  return { server, readiness, shutdown, start };
 }
 
 function listen(server: Server, config: Config): Promise<AddressInfo> {

@@ -1,6 +1,6 @@
 // Process entry: parse the command line, start the daemon, handle signals; the only place that calls process.exit.
 import { parseCommandLine } from "./cli.js";
-import { startDaemon } from "./daemon.js";
+import { createDaemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createLogger } from "./logger.js";
 
@@ -22,13 +22,9 @@ async function main(): Promise<void> {
 
   let daemon;
   try {
-    daemon = await startDaemon(config, { log });
+    daemon = createDaemon(config, { log });
   } catch (error) {
-    if (error instanceof ReadinessProxyError) {
-      process.stderr.write(`error: ${error.message}\n`);
-      process.exit(error.exitCode);
-    }
-    throw error;
+    exitOnKnownError(error);
   }
 
   let stopping = false;
@@ -47,8 +43,24 @@ async function main(): Promise<void> {
       },
     );
   };
+  // Installed before the listener opens: a signal right after `listening` must find them.
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+
+  try {
+    await daemon.start();
+  } catch (error) {
+    exitOnKnownError(error);
+  }
+}
+
+/** Our own errors are one line for a person and their exit code; anything else is a bug and keeps its stack. */
+function exitOnKnownError(error: unknown): never {
+  if (error instanceof ReadinessProxyError) {
+    process.stderr.write(`error: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+  throw error;
 }
 
 void main();

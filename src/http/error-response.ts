@@ -5,15 +5,17 @@ import { PROXY_ERRORS, escapeHtml, type ErrorPageSet } from "./error-pages.js";
 const GENERIC_MESSAGE = "proxy error";
 
 /**
- * A browser navigation names `text/html` explicitly; `*∕*` alone (curl, the kubelet) and
- * `application/json, text/plain, *∕*` (axios) do not, so API clients always get JSON. A
- * `text/html;q=0` refusal does not count as asking.
+ * A browser navigation names `text/html` explicitly; the any-type wildcard alone (curl, the
+ * kubelet) and axios's `application/json, text/plain` plus wildcard do not, so API clients
+ * always get JSON. A `text/html;q=0` refusal does not count as asking.
  */
 export function wantsHtml(accept: string | undefined): boolean {
-  if (accept === undefined || !accept.includes("text/html")) return false;
-  for (const range of accept.split(",")) {
+  if (accept === undefined) return false;
+  const lower = accept.toLowerCase();
+  if (!lower.includes("text/html")) return false;
+  for (const range of lower.split(",")) {
     const [type, ...params] = range.split(";");
-    if (type?.trim().toLowerCase() !== "text/html") continue;
+    if (type?.trim() !== "text/html") continue;
     const refused = params.some((param) => /^\s*q\s*=\s*0(\.0*)?\s*$/i.test(param));
     if (!refused) return true;
   }

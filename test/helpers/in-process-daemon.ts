@@ -1,11 +1,13 @@
 // Starts the daemon in this process from command-line arguments, with logs captured, on 127.0.0.1:0.
 import type { Test } from "tap";
 import { parseCommandLine } from "../../src/cli.js";
-import { startDaemon, type Daemon } from "../../src/daemon.js";
+import type { AddressInfo } from "node:net";
+import { createDaemon, type Daemon } from "../../src/daemon.js";
 import type { TableReader } from "../../src/procfs/listener-scan.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
 
 export interface TestDaemon extends Daemon {
+  readonly address: AddressInfo;
   readonly port: number;
   readonly logs: CapturedLog;
 }
@@ -15,10 +17,11 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
   const commandLine = parseCommandLine(["--listen", "127.0.0.1:0", ...args], {}, { writeOut: () => {}, writeErr: (text) => t.comment(text) });
   if (commandLine.action !== "run") throw new Error(`arguments refused: ${args.join(" ")}`);
   const logs = captureLog();
-  const daemon = await startDaemon({ ...commandLine.config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable });
+  const daemon = createDaemon({ ...commandLine.config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable });
+  const address = await daemon.start();
   t.teardown(async () => {
     daemon.server.closeAllConnections();
     if (!daemon.shutdown.draining) await daemon.shutdown.run("teardown");
   });
-  return { ...daemon, port: daemon.address.port, logs };
+  return { ...daemon, address, port: address.port, logs };
 }

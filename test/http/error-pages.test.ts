@@ -1,0 +1,132 @@
+// Proxy-made errors by Accept: the branded page for browser navigations, the JSON envelope for everyone else.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import t, { type Test } from "tap";
+import { loadErrorPages } from "../../src/http/error-pages.js";
+import { wantsHtml } from "../../src/http/error-response.js";
+import { send, type Reply } from "../helpers/http-client.js";
+import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { startUpstream } from "../helpers/upstream.js";
+
+const fixtures = join(import.meta.dirname, "../../proc-fixtures");
+const BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+const ACCEPT_FORMS: Array<[string, string | undefined, boolean]> = [
+  ["browser navigation", BROWSER, true],
+  ["*/*", "*/*", false],
+  ["axios", "application/json, text/plain, */*", false],
+  ["application/json", "application/json", false],
+  ["no Accept", undefined, false],
+];
+
+async function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function checkShape(t: Test, reply: Reply, status: number, html: boolean, message: string) {
+  t.equal(reply.status, status);
+  t.equal(reply.headers["cache-control"], "no-store");
+  const requestId = reply.headers["x-request-id"];
+  t.type(requestId, "string");
+  if (html) {
+    t.equal(reply.headers["content-type"], "text/html; charset=utf-8");
+    t.match(reply.text(), /^<!doctype html>/);
+    t.match(reply.text(), `<p class="status">${status}</p>`);
+    t.match(reply.text(), `<code>${String(requestId)}</code>`, "the request id is on the page");
+  } else {
+    t.equal(reply.headers["content-type"], "application/json");
+    t.same(reply.json(), { error: { code: status, message, requestId } });
+  }
+}
+
+t.test("502, 503 and 504 in each Accept form", async (t) => {
+  const down = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`]);
+  const slowUpstream = await startUpstream(t);
+  slowUpstream.handleRaw(() => {});
+  const slow = await startTestDaemon(t, ["--upstream", slowUpstream.url, "--response-header-timeout", "200ms"]);
+  const unready = await startTestDaemon(t, ["--proc-root", join(fixtures, "header-only"), "--readiness-required-listener", "15008"]);
+  for (const [form, accept, html] of ACCEPT_FORMS) {
+    const headers = accept === undefined ? {} : { accept };
+    checkShape(t, await send(down.port, "/page", { headers }), 502, html, "upstream unavailable");
+    checkShape(t, await send(slow.port, "/page", { headers }), 504, html, "upstream timeout");
+    const readyz = await send(unready.port, "/readyz", { headers });
+    if (html) checkShape(t, readyz, 503, true, "not ready");
+    else t.equal(readyz.text(), '{"status":"not ready","missingListeners":[15008]}', `${form}: /readyz keeps its JSON`);
+    const head = await send(down.port, "/page", { method: "HEAD", headers });
+    t.equal(head.status, 502, `${form}: HEAD keeps the status`);
+    t.equal(head.body.length, 0, `${form}: HEAD has no body`);
+  }
+});
+
+t.test("who counts as a browser", async (t) => {
+  t.ok(wantsHtml("text/html"));
+  t.ok(wantsHtml("TEXT/HTML; charset=utf-8"));
+  t.ok(wantsHtml(BROWSER));
+  t.notOk(wantsHtml("*/*"));
+  t.notOk(wantsHtml("text/*"));
+  t.notOk(wantsHtml("application/json, text/plain, */*"));
+  t.notOk(wantsHtml("text/html;q=0, application/json"));
+  t.notOk(wantsHtml("application/xhtml+xml"));
+  t.notOk(wantsHtml(undefined));
+});
+
+t.test("every embedded page is standalone: nothing a browser would fetch", async (t) => {
+  const pages = loadErrorPages(undefined);
+  for (const status of [502, 503, 504, 500]) {
+    const page = pages.pageFor(status);
+    const html = Buffer.concat([page.before, Buffer.from("id"), page.after]).toString();
+    t.notMatch(html, /\ssrc\s*=/i, `${status}: no src=`);
+    t.notMatch(html, /@import/i, `${status}: no @import`);
+    t.notMatch(html, /url\(\s*['"]?(?:[a-z][\w+.-]*:|\/\/)/i, `${status}: no url() with a scheme or //`);
+    for (const [, href] of html.matchAll(/href\s*=\s*["']?([^"'\s>]*)/gi)) {
+      t.ok(href === "#" || href!.startsWith("#") || href!.startsWith("data:"), `${status}: href ${href!.slice(0, 30)} is local`);
+    }
+    t.match(html, /<style>/, "inline style");
+    t.match(html, /prefers-color-scheme: dark/, "a dark scheme");
+    t.match(html, /name="viewport"/, "readable on a phone");
+  }
+});
+
+t.test("upstream 5xx bodies pass through by default; interception replaces them for browsers only", async (t) => {
+  const upstream = await startUpstream(t);
+  let status = 500;
+  upstream.handle((_req, res) => {
+    res.writeHead(status, { "content-type": "application/json", "x-from": "upstream" });
+    res.end(`{"detail":"model crashed ${status}"}`);
+  });
+  const plain = await startTestDaemon(t, ["--upstream", upstream.url]);
+  const intercepting = await startTestDaemon(t, ["--upstream", upstream.url, "--error-pages-intercept-upstream"]);
+  for (status of [500, 503]) {
+    const own = `{"detail":"model crashed ${status}"}`;
+    for (const [form, accept] of ACCEPT_FORMS) {
+      const headers = accept === undefined ? {} : { accept };
+      const byDefault = await send(plain.port, "/v1/chat", { headers });
+      t.equal(byDefault.status, status);
+      t.equal(byDefault.text(), own, `${status} ${form}: byte for byte by default`);
+      const intercepted = await send(intercepting.port, "/v1/chat", { headers });
+      t.equal(intercepted.status, status, "status kept");
+      if (form === "browser navigation") {
+        t.equal(intercepted.headers["content-type"], "text/html; charset=utf-8");
+        t.match(intercepted.text(), /<!doctype html>/);
+      } else {
+        t.equal(intercepted.text(), own, `${status} ${form}: API clients keep the upstream's body`);
+      }
+    }
+  }
+});
+
+t.test("--error-pages-dir replaces pages; missing files keep the embedded ones", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rp-pages-"));
+  writeFileSync(join(dir, "502.html"), "<!doctype html><title>ours</title><p>Our 502, id {{requestId}}</p>");
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`, "--error-pages-dir", dir]);
+  const reply = await send(daemon.port, "/", { headers: { accept: BROWSER, "x-request-id": "req-123" } });
+  t.equal(reply.text(), "<!doctype html><title>ours</title><p>Our 502, id req-123</p>", "the client's sane X-Request-Id is used");
+  const pages = loadErrorPages(dir);
+  t.match(Buffer.concat([pages.pageFor(504).before, pages.pageFor(504).after]).toString(), /Upstream timeout/, "504 is still the embedded page");
+});
