@@ -52,9 +52,10 @@ t.test("Chromium renders the 502 page standalone", { skip: !existsSync(CHROMIUM)
     t.equal(await page.locator(".status").textContent(), "502");
     t.equal(await page.locator("h1").textContent(), "Upstream unavailable");
     t.match(await page.locator("code").textContent(), /^[0-9a-f-]{36}$/, "the request id is shown");
-    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    // Strings, not functions: they run in the page, and this project's types have no DOM.
+    const background = await page.evaluate<string>("getComputedStyle(document.body).backgroundColor");
     t.equal(background, colorScheme === "dark" ? "rgb(15, 17, 21)" : "rgb(246, 247, 249)", `${colorScheme} scheme applied: the inline style works`);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    const overflow = await page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth");
     t.ok(overflow, `no horizontal scrolling at ${viewport.width}px`);
     await page.screenshot({ path: join(SCREENSHOTS, file), fullPage: true });
     t.same(requested, [url], "the page itself is the only request the browser made for it");
