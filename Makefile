@@ -69,7 +69,8 @@ run: build
 	./$(BINARY)
 
 bench: build
-	bash bench/run.sh
+	@command -v wrk >/dev/null && command -v nginx >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk nginx >/dev/null; }
+	$(NODE) bench/run.mjs
 
 clean:
 	rm -rf dist .tap coverage

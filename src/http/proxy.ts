@@ -1,7 +1,10 @@
 // Forwards a request to the upstream with undici's dispatch API: both bodies streamed with backpressure, hop-by-hop rules, error mapping.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { Pool, type Dispatcher } from "undici";
+import type { Dispatcher, Pool } from "undici";
+// Pool alone, not the undici index: the index loads fetch, WebSocket, caches and mocks too, and
+// loading them was most of the binary's start-up time.
+import PoolClass from "undici/lib/dispatcher/pool.js";
 import type { Upstream } from "../config/upstream-url.js";
 import type { ErrorResponder } from "./error-response.js";
 import { wantsHtml } from "./error-response.js";
@@ -30,7 +33,7 @@ export class ReverseProxy {
   constructor(options: ProxyOptions) {
     this.#options = options;
     this.#pathPrefix = options.upstream.pathPrefix;
-    this.#pool = new Pool(options.upstream.origin, {
+    this.#pool = new PoolClass(options.upstream.origin, {
       // Streams (SSE, long uploads) may run for minutes: no body timeout; the head has its own.
       bodyTimeout: 0,
       headersTimeout: options.responseHeaderTimeoutMs,

@@ -1,0 +1,72 @@
+// Starting and measuring the processes under test: wait for a port, CPU time and anonymous memory from /proc.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { connect } from "node:net";
+
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** Starts a long-running process; its output goes to `log` (a path) so it cannot block on a full pipe. */
+export function start(argv, { env = process.env, stdout = "ignore" } = {}) {
+  const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", stdout, "inherit"] });
+  child.on("error", (error) => {
+    console.error(`cannot start ${argv[0]}: ${error.message}`);
+  });
+  return child;
+}
+
+/** Resolves once 127.0.0.1:`port` accepts a connection; rejects after `timeoutMs`. */
+export async function waitForPort(port, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`port ${port} did not open within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** User + system CPU time of `pid` in microseconds (from /proc/<pid>/stat, fields 14 and 15). */
+export function cpuMicros(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1e6) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Summed CPU microseconds of several pids (an nginx master and its worker). */
+export function cpuMicrosOf(pids) {
+  return pids.reduce((sum, pid) => sum + cpuMicros(pid), 0);
+}
+
+/** RssAnon of `pid` in MB: resident memory that is the process's own, not the mapped binary. */
+export function rssAnonMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/RssAnon:\s+(\d+) kB/.exec(status)?.[1]);
+  return kb / 1024;
+}
+
+/** Children of `pid` (nginx workers), from /proc/<pid>/task/<pid>/children. */
+export function childPids(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Stops a child and waits for it to exit (SIGKILL after 5 s). */
+export async function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  await exited;
+  clearTimeout(timer);
+}

