@@ -15,17 +15,34 @@ export type HealthPath = "liveness" | "readiness";
  */
 export function matchHealthPath(method: string | undefined, url: string | undefined): HealthPath | undefined {
   if ((method !== "GET" && method !== "HEAD") || url === undefined) return undefined;
-  const queryAt = url.indexOf("?");
-  const path = queryAt < 0 ? url : url.slice(0, queryAt);
-  if (path === "/health" || path === "/healthz") return "liveness";
-  if (path === "/readyz") return "readiness";
+  // Compared in place, without slicing off the query: this runs for every proxied request too.
+  if (isPath(url, "/readyz")) return "readiness";
+  if (isPath(url, "/health") || isPath(url, "/healthz")) return "liveness";
   return undefined;
 }
 
-const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" } as const;
-const OK_BODY = Buffer.from('{"status":"ok"}');
-const READY_BODY = Buffer.from('{"status":"ready"}');
-const DRAINING_BODY = Buffer.from('{"status":"not ready","draining":true}');
+/** `url` is `path` or `path?query`. */
+function isPath(url: string, path: string): boolean {
+  return url.startsWith(path) && (url.length === path.length || url.charCodeAt(path.length) === 0x3f /* ? */);
+}
+
+/** A body with its headers prepared once, as writeHead's flat [name, value, ...] form. */
+interface PreparedBody {
+  readonly body: Buffer;
+  readonly headers: readonly string[];
+}
+
+function prepare(json: string): PreparedBody {
+  const body = Buffer.from(json);
+  return {
+    body,
+    headers: ["content-type", "application/json", "cache-control", "no-store", "content-length", String(body.length)],
+  };
+}
+
+const OK_BODY = prepare('{"status":"ok"}');
+const READY_BODY = prepare('{"status":"ready"}');
+const DRAINING_BODY = prepare('{"status":"not ready","draining":true}');
 
 /** Tells /readyz that shutdown has begun. */
 export interface DrainState {
@@ -38,7 +55,7 @@ export class HealthEndpoints {
   readonly #drain: DrainState;
   readonly #errors: ErrorResponder;
   #lastMissing: readonly number[] | undefined;
-  #lastMissingBody = Buffer.alloc(0);
+  #lastMissingBody = prepare("{}");
 
   constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder) {
     this.#readiness = readiness;
@@ -76,23 +93,23 @@ export class HealthEndpoints {
   }
 
   /** A browser gets the branded 503 page; probes and scripts get the contract's JSON. */
-  #notReady(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  #notReady(req: IncomingMessage, res: ServerResponse, body: PreparedBody): void {
     if (wantsHtml(req.headers.accept)) this.#errors.send(req, res, 503, requestIdOf(req));
     else send(req, res, 503, body);
   }
 
   /** The 503 body, rebuilt only when the missing list changes. */
-  #missingBody(missing: readonly number[]): Buffer {
+  #missingBody(missing: readonly number[]): PreparedBody {
     if (missing !== this.#lastMissing) {
       this.#lastMissing = missing;
-      this.#lastMissingBody = Buffer.from(JSON.stringify({ status: "not ready", missingListeners: missing }));
+      this.#lastMissingBody = prepare(JSON.stringify({ status: "not ready", missingListeners: missing }));
     }
     return this.#lastMissingBody;
   }
 }
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, body: Buffer): void {
+function send(req: IncomingMessage, res: ServerResponse, status: number, prepared: PreparedBody): void {
   if (res.destroyed) return;
-  res.writeHead(status, { ...JSON_HEADERS, "content-length": body.length });
-  res.end(req.method === "HEAD" ? undefined : body);
+  res.writeHead(status, prepared.headers as string[]);
+  res.end(req.method === "HEAD" ? undefined : prepared.body);
 }
