@@ -24,6 +24,8 @@ const CANDIDATE_LENGTHS = new Set([...ALWAYS_REMOVED].map((name) => name.length)
  * of that name is harmless, so they are not special-cased.
  */
 export function connectionListedNames(connectionValues: readonly string[]): ReadonlySet<string> {
+  // The usual values list no header names: skip the split (this runs per response).
+  if (connectionValues.length === 1 && isPlainConnectionOption(connectionValues[0]!)) return NONE;
   const names = new Set<string>();
   for (const value of connectionValues) {
     for (const token of value.split(",")) {
@@ -32,6 +34,13 @@ export function connectionListedNames(connectionValues: readonly string[]): Read
     }
   }
   return names;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+function isPlainConnectionOption(value: string): boolean {
+  const lower = value.length === 10 || value.length === 5 ? value.toLowerCase() : "";
+  return lower === "keep-alive" || lower === "close";
 }
 
 /** Whether a header (any case) is hop-by-hop, given the names its message's Connection header listed. */
