@@ -1,8 +1,9 @@
 // Section 1: the same 100-byte file fetched directly and through each proxy, rotated, with proxy CPU per request.
-import { cpuMicrosOf, rssAnonMb, start, stop, waitForPort } from "../lib/processes.mjs";
+import { cpuMicrosOf, rssAnonMb, stop } from "../lib/processes.mjs";
 import { median, spread, table } from "../lib/stats.mjs";
 import { runWrk } from "../lib/wrk.mjs";
 import { startProxyNginx, startUpstreamNginx } from "../targets/nginx.mjs";
+import { startNodeProxies } from "../targets/node-proxies.mjs";
 
 const PORTS = { upstream: 19001, nginx: 19002, httpProxy: 19003, replyFrom: 19004, readinessProxy: 19005 };
 
@@ -10,10 +11,7 @@ export async function proxyOverhead({ rounds, seconds, runtime, binary, here }) 
   const upstreamUrl = `http://127.0.0.1:${PORTS.upstream}`;
   const upstream = await startUpstreamNginx(PORTS.upstream);
   const nginx = await startProxyNginx(PORTS.nginx, PORTS.upstream);
-  const httpProxy = start([runtime, `${here}/targets/http-proxy-server.mjs`, String(PORTS.httpProxy), upstreamUrl]);
-  const replyFrom = start([runtime, `${here}/targets/reply-from-server.mjs`, String(PORTS.replyFrom), upstreamUrl]);
-  const readinessProxy = start([binary, "--listen", `127.0.0.1:${PORTS.readinessProxy}`, "--upstream", upstreamUrl, "--log-level", "warn"]);
-  await Promise.all([PORTS.httpProxy, PORTS.replyFrom, PORTS.readinessProxy].map((port) => waitForPort(port)));
+  const { httpProxy, replyFrom, readinessProxy } = await startNodeProxies({ runtime, binary, here, upstreamUrl, ports: PORTS });
   const targets = [
     { name: "direct (nginx upstream)", port: PORTS.upstream, pids: upstream.pids },
     { name: "nginx proxy (1 worker, keep-alive)", port: PORTS.nginx, pids: nginx.pids },

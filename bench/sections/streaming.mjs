@@ -3,6 +3,7 @@ import { request } from "node:http";
 import { start, stop, waitForPort } from "../lib/processes.mjs";
 import { median, spread, table } from "../lib/stats.mjs";
 import { startProxyNginx } from "../targets/nginx.mjs";
+import { startNodeProxies } from "../targets/node-proxies.mjs";
 
 const PORTS = { upstream: 19010, nginx: 19012, httpProxy: 19013, replyFrom: 19014, readinessProxy: 19015 };
 const EVENTS = 100;
@@ -38,10 +39,7 @@ export async function streaming({ rounds, runtime, binary, here }) {
   const upstream = start([runtime, `${here}/targets/sse-upstream.mjs`, String(PORTS.upstream), String(EVENTS), String(GAP_MS)]);
   await waitForPort(PORTS.upstream);
   const nginx = await startProxyNginx(PORTS.nginx, PORTS.upstream);
-  const httpProxy = start([runtime, `${here}/targets/http-proxy-server.mjs`, String(PORTS.httpProxy), upstreamUrl]);
-  const replyFrom = start([runtime, `${here}/targets/reply-from-server.mjs`, String(PORTS.replyFrom), upstreamUrl]);
-  const readinessProxy = start([binary, "--listen", `127.0.0.1:${PORTS.readinessProxy}`, "--upstream", upstreamUrl, "--log-level", "warn"]);
-  await Promise.all([PORTS.httpProxy, PORTS.replyFrom, PORTS.readinessProxy].map((port) => waitForPort(port)));
+  const { httpProxy, replyFrom, readinessProxy } = await startNodeProxies({ runtime, binary, here, upstreamUrl, ports: PORTS });
   const targets = [
     ["direct", PORTS.upstream],
     ["nginx proxy (proxy_buffering off)", PORTS.nginx],

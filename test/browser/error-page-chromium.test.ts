@@ -1,10 +1,10 @@
 // A real browser loads the 502 page through the proxy: it renders, and the page makes no request but itself.
 import { existsSync, mkdirSync, statSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import t from "tap";
 import { chromium, type Browser } from "playwright-core";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { closedPort } from "../helpers/test-doubles.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = join(import.meta.dirname, "../../dist/test-artifacts");
@@ -19,15 +19,6 @@ const CHROMIUM_ARGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
-
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 t.test("Chromium renders the 502 page standalone", { skip: !existsSync(CHROMIUM) && `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)` }, async (t) => {
   const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`]);

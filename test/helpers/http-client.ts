@@ -42,12 +42,3 @@ export function send(port: number, path: string, options: RequestOptions = {}): 
     req.end(options.body);
   });
 }
-
-/** A promise with its resolve exposed, for ordering without sleeps. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}

@@ -26,6 +26,7 @@ export function captureLog(): CapturedLog {
     },
   });
   // pino writes synchronously to a plain stream's write(), so records are there when the call returns.
-  const log = pino({ level: "trace" }, sink);
+  // debug, not trace: the per-scan trace line (a benchmark counter) would crowd the records.
+  const log = pino({ level: "debug" }, sink);
   return { log, records, messages: () => records.map((record) => record.msg) };
 }

@@ -1,6 +1,5 @@
 // Proxy-made errors by Accept: the branded page for browser navigations, the JSON envelope for everyone else.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t, { type Test } from "tap";
@@ -8,6 +7,7 @@ import { loadErrorPages } from "../../src/http/error-pages.js";
 import { wantsHtml } from "../../src/http/error-response.js";
 import { send, type Reply } from "../helpers/http-client.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { closedPort } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
@@ -19,15 +19,6 @@ const ACCEPT_FORMS: Array<[string, string | undefined, boolean]> = [
   ["application/json", "application/json", false],
   ["no Accept", undefined, false],
 ];
-
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function checkShape(t: Test, reply: Reply, status: number, html: boolean, message: string) {
   t.equal(reply.status, status);

@@ -1,8 +1,8 @@
 // Streaming and failure paths: SSE event by event, 502, 504, client aborts, failures mid-body, stale pooled sockets.
 import { request, type IncomingMessage } from "node:http";
-import { createServer, type AddressInfo } from "node:net";
 import t from "tap";
-import { deferred, send } from "../helpers/http-client.js";
+import { send } from "../helpers/http-client.js";
+import { closedPort, deferred } from "../helpers/test-doubles.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { startUpstream } from "../helpers/upstream.js";
 
@@ -53,13 +53,7 @@ t.test("SSE: each event reaches the client before the upstream writes the next",
 });
 
 t.test("502 when the upstream port is closed, as JSON by default", async (t) => {
-  const closedPort = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${closedPort}`]);
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`]);
   const reply = await send(daemon.port, "/v1/models", { headers: { accept: "*/*" } });
   t.equal(reply.status, 502);
   t.equal(reply.headers["content-type"], "application/json");

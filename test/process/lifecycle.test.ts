@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "node:http";
 import t from "tap";
-import { deferred, send } from "../helpers/http-client.js";
+import { send } from "../helpers/http-client.js";
+import { deferred } from "../helpers/test-doubles.js";
 import { BUILT_ARTIFACTS, runToExit, spawnDaemon } from "../helpers/spawn-daemon.js";
 import { startUpstream } from "../helpers/upstream.js";
 

@@ -1,23 +1,7 @@
 // Cache tests: injected clock, counted runs, deferred promises instead of sleeps.
 import t from "tap";
 import { CachedCheck } from "../../src/readiness/cached-check.js";
-
-class ManualClock {
-  time = 1000;
-  now(): number {
-    return this.time;
-  }
-}
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
-}
+import { ManualClock, deferred } from "../helpers/test-doubles.js";
 
 t.test("two calls within the TTL run once; after it, again and see the change", async (t) => {
   const clock = new ManualClock();
@@ -33,44 +17,39 @@ t.test("two calls within the TTL run once; after it, again and see the change", 
   t.equal(runs, 2);
 });
 
-t.test("32 concurrent callers share one run and one answer", async (t) => {
-  const clock = new ManualClock();
-  let runs = 0;
+/** A check whose first run waits on `gate`; later runs answer "second". Counts runs. */
+function gatedCheck() {
   const gate = deferred<string>();
+  const counter = { runs: 0 };
   const check = new CachedCheck({
     ttlMs: 1000,
-    clock,
+    clock: new ManualClock(),
     run: () => {
-      runs++;
-      return gate.promise;
+      counter.runs++;
+      return counter.runs === 1 ? gate.promise : Promise.resolve("second");
     },
   });
+  return { check, gate, counter };
+}
+
+t.test("32 concurrent callers share one run and one answer", async (t) => {
+  const { check, gate, counter } = gatedCheck();
   const callers = Array.from({ length: 32 }, () => check.get());
   await Promise.resolve();
   gate.resolve("answer");
   const answers = await Promise.all(callers);
-  t.equal(runs, 1);
+  t.equal(counter.runs, 1);
   t.same(new Set(answers), new Set(["answer"]));
 });
 
 t.test("a rejected run is shared by its waiters, not cached, and never leaves the slot stuck", async (t) => {
-  const clock = new ManualClock();
-  let runs = 0;
-  const gate = deferred<string>();
-  const check = new CachedCheck({
-    ttlMs: 1000,
-    clock,
-    run: () => {
-      runs++;
-      return runs === 1 ? gate.promise : Promise.resolve("second");
-    },
-  });
+  const { check, gate, counter } = gatedCheck();
   const waiters = [check.get(), check.get(), check.get()].map((waiter) => waiter.catch((error: Error) => error.message));
   gate.reject(new Error("boom"));
   t.same(await Promise.all(waiters), ["boom", "boom", "boom"]);
-  t.equal(runs, 1);
+  t.equal(counter.runs, 1);
   t.equal(await check.get(), "second", "the next call runs again, no clock advance needed");
-  t.equal(runs, 2);
+  t.equal(counter.runs, 2);
 });
 
 t.test("a run that throws synchronously clears the slot too", async (t) => {

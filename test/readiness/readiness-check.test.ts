@@ -5,15 +5,9 @@ import { ListenerScanner, type ListenerScan, type SocketTable } from "../../src/
 import { ReadinessCheck, type Scanner } from "../../src/readiness/readiness-check.js";
 import { LOG_MESSAGES } from "../../src/readiness/transitions.js";
 import { captureLog } from "../helpers/log-capture.js";
+import { ManualClock } from "../helpers/test-doubles.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
-
-class ManualClock {
-  time = 0;
-  now(): number {
-    return this.time;
-  }
-}
 
 /** A scanner that replays scripted scans and counts calls. */
 class ScriptedScanner implements Scanner {
