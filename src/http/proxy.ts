@@ -51,7 +51,7 @@ export class ReverseProxy {
       failBeforeHead(this.#options, req, res, 400, new Error("request target is not a path"), "bad request target");
       return;
     }
-    new Exchange(this, req, res, this.#pathPrefix + url).start();
+    new Exchange(this.#pool, this.#options, req, res, this.#pathPrefix + url).start();
   }
 
   /** Closes idle upstream connections and waits for none to be left. */
@@ -59,15 +59,6 @@ export class ReverseProxy {
     await this.#pool.close();
   }
 
-  /** @internal Exchange's access to the pool. */
-  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
-    this.#pool.dispatch(options, handler);
-  }
-
-  /** @internal */
-  get options(): ProxyOptions {
-    return this.#options;
-  }
 }
 
 /** Answers a proxy-made error before any byte of the response was sent, and logs it at warn. */
@@ -93,7 +84,8 @@ function failBeforeHead(options: ProxyOptions, req: IncomingMessage, res: Server
  * Methods live on the prototype; per request we allocate this object and two bound listeners.
  */
 class Exchange implements Dispatcher.DispatchHandler {
-  readonly #proxy: ReverseProxy;
+  readonly #pool: Pool;
+  readonly #options: ProxyOptions;
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
   readonly #path: string;
@@ -103,8 +95,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   #clientGone = false;
   #interceptedStatus = 0;
 
-  constructor(proxy: ReverseProxy, req: IncomingMessage, res: ServerResponse, path: string) {
-    this.#proxy = proxy;
+  constructor(pool: Pool, options: ProxyOptions, req: IncomingMessage, res: ServerResponse, path: string) {
+    this.#pool = pool;
+    this.#options = options;
     this.#req = req;
     this.#res = res;
     this.#path = path;
@@ -118,14 +111,14 @@ class Exchange implements Dispatcher.DispatchHandler {
   #dispatch(): void {
     const req = this.#req;
     const hasBody = req.headers["content-length"] !== undefined ? req.headers["content-length"] !== "0" : req.headers["transfer-encoding"] !== undefined;
-    this.#proxy.dispatch(
+    this.#pool.dispatch(
       {
         path: this.#path,
         method: req.method as Dispatcher.HttpMethod,
         headers: requestHeaders(req),
         body: hasBody ? req : null,
         // The client's Host is kept (it is in the headers); undici would otherwise send the upstream's.
-        headersTimeout: this.#proxy.options.responseHeaderTimeoutMs,
+        headersTimeout: this.#options.responseHeaderTimeoutMs,
         bodyTimeout: 0,
       },
       this,
@@ -145,8 +138,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.#resumeUpstream = resume;
     const res = this.#res;
     if (res.destroyed) return false;
-    const options = this.#proxy.options;
-    if (statusCode >= 500 && options.interceptUpstreamErrors && wantsHtml(this.#req.headers.accept)) {
+    if (statusCode >= 500 && this.#options.interceptUpstreamErrors && wantsHtml(this.#req.headers.accept)) {
       this.#interceptedStatus = statusCode;
       return true;
     }
@@ -175,7 +167,12 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.#res.off("close", this.#onClientClose);
     if (this.#interceptedStatus !== 0) {
       const requestId = requestIdOf(this.#req);
-      this.#proxy.options.errors.send(this.#req, res, this.#interceptedStatus, requestId);
+      // The page shows the request id; this line is where the operator finds it.
+      this.#options.log.warn(
+        { requestId, status: this.#interceptedStatus, method: this.#req.method, url: this.#req.url },
+        "upstream error replaced by the error page",
+      );
+      this.#options.errors.send(this.#req, res, this.#interceptedStatus, requestId);
       return;
     }
     res.end();
@@ -186,7 +183,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     // We aborted it ourselves, or the client's connection is gone: nobody is left to answer.
     // (Not req.destroyed: undici destroys a request body stream on every error.)
     if (this.#clientGone || res.destroyed) {
-      this.#proxy.options.log.debug({ method: this.#req.method, url: this.#req.url, err: error.message }, "client went away");
+      this.#options.log.debug({ method: this.#req.method, url: this.#req.url, err: error.message }, "client went away");
       return;
     }
     const code = (error as { code?: unknown }).code;
@@ -196,7 +193,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.#res.off("close", this.#onClientClose);
-    const options = this.#proxy.options;
+    const options = this.#options;
     if (res.headersSent) {
       // Mid-body: end the client's response abruptly so it can never look complete.
       options.log.warn({ method: this.#req.method, url: this.#req.url, code, err: error.message }, "upstream failed mid-response");

@@ -105,6 +105,8 @@ t.test("upstream 5xx bodies pass through by default; interception replaces them 
       if (form === "browser navigation") {
         t.equal(intercepted.headers["content-type"], "text/html; charset=utf-8");
         t.match(intercepted.text(), /<!doctype html>/);
+        const logged = intercepting.logs.records.find((record) => record.requestId === intercepted.headers["x-request-id"]);
+        t.match(logged, { msg: "upstream error replaced by the error page", status, level: 40 }, "the page's request id is in the log");
       } else {
         t.equal(intercepted.text(), own, `${status} ${form}: API clients keep the upstream's body`);
       }
