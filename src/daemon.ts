@@ -11,6 +11,7 @@ import { ErrorResponder } from "./http/error-response.js";
 import { HealthEndpoints } from "./http/health.js";
 import { ReverseProxy } from "./http/proxy.js";
 import { createProxyServer } from "./http/server.js";
+import { createUpgradeTunnel } from "./http/upgrade-tunnel.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { ReadinessCheck } from "./readiness/readiness-check.js";
 import { GracefulShutdown } from "./shutdown.js";
@@ -52,13 +53,17 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
   });
   let shutdown: GracefulShutdown | undefined;
   const drain = { get draining() { return shutdown?.draining ?? false; } };
-  const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain });
+  const tunnel = createUpgradeTunnel({ upstream: config.upstream, log });
+  const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });
   shutdown = new GracefulShutdown({
     server,
     log,
     delayMs: config.shutdownDelayMs,
     timeoutMs: config.shutdownTimeoutMs,
-    closeUpstream: () => proxy.close(),
+    closeUpstream: () => {
+      tunnel.closeAll();
+      return proxy.close();
+    },
   });
   const start = async () => {
     const address = await listen(server, config);

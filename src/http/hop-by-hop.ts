@@ -25,7 +25,7 @@ const CANDIDATE_LENGTHS = new Set([...ALWAYS_REMOVED].map((name) => name.length)
  */
 export function connectionListedNames(connectionValues: readonly string[]): ReadonlySet<string> {
   // The usual values list no header names: skip the split (this runs per response).
-  if (connectionValues.length === 1 && isPlainConnectionOption(connectionValues[0]!)) return NONE;
+  if (connectionValues.length === 1 && isPlainConnectionOption(connectionValues[0]!)) return NO_LISTED_NAMES;
   const names = new Set<string>();
   for (const value of connectionValues) {
     for (const token of value.split(",")) {
@@ -36,7 +36,8 @@ export function connectionListedNames(connectionValues: readonly string[]): Read
   return names;
 }
 
-const NONE: ReadonlySet<string> = new Set();
+/** "The Connection header listed no header names", shared so it is never reallocated. */
+export const NO_LISTED_NAMES: ReadonlySet<string> = new Set();
 
 function isPlainConnectionOption(value: string): boolean {
   const lower = value.length === 10 || value.length === 5 ? value.toLowerCase() : "";

@@ -8,7 +8,8 @@ import PoolClass from "undici/lib/dispatcher/pool.js";
 import type { Upstream } from "../config/upstream-url.js";
 import type { ErrorResponder } from "./error-response.js";
 import { wantsHtml } from "./error-response.js";
-import { connectionListedNames, isHopByHop } from "./hop-by-hop.js";
+import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
+import { requestHeaders } from "./forwarded-headers.js";
 import { requestIdOf } from "./request-id.js";
 
 export interface ProxyOptions {
@@ -232,50 +233,6 @@ class Exchange implements Dispatcher.DispatchHandler {
   };
 }
 
-/** The client's headers minus hop-by-hop ones, plus X-Forwarded-For, -Proto and -Host appended. */
-function requestHeaders(req: IncomingMessage): string[] {
-  const raw = req.rawHeaders;
-  const connection = req.headers.connection;
-  const listed = connection === undefined ? EMPTY : connectionListedNames([connection]);
-  const headers: string[] = [];
-  let forwardedFor: string | undefined;
-  let forwardedProto: string | undefined;
-  let forwardedHost: string | undefined;
-  for (let index = 0; index < raw.length; index += 2) {
-    const name = raw[index]!;
-    const value = raw[index + 1]!;
-    if (name.length >= 15 && name.length <= 17) {
-      // x-forwarded-for (15), -host (16), -proto (17): collected to append our hop.
-      const lower = name.toLowerCase();
-      if (lower === "x-forwarded-for") {
-        forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
-        continue;
-      }
-      if (lower === "x-forwarded-host") {
-        forwardedHost = forwardedHost === undefined ? value : `${forwardedHost}, ${value}`;
-        continue;
-      }
-      if (lower === "x-forwarded-proto") {
-        forwardedProto = forwardedProto === undefined ? value : `${forwardedProto}, ${value}`;
-        continue;
-      }
-    }
-    if (isHopByHop(name, listed)) continue;
-    headers.push(name, value);
-  }
-  const clientAddress = stripMappedPrefix(req.socket.remoteAddress ?? "");
-  headers.push(
-    "x-forwarded-for",
-    forwardedFor === undefined ? clientAddress : `${forwardedFor}, ${clientAddress}`,
-    "x-forwarded-proto",
-    forwardedProto === undefined ? "http" : `${forwardedProto}, http`,
-  );
-  const host = req.headers.host;
-  if (host !== undefined) headers.push("x-forwarded-host", forwardedHost === undefined ? host : `${forwardedHost}, ${host}`);
-  else if (forwardedHost !== undefined) headers.push("x-forwarded-host", forwardedHost);
-  return headers;
-}
-
 /** The upstream's headers as a flat [name, value, ...] list for writeHead, minus hop-by-hop ones. */
 function responseHeaders(rawHeaders: Buffer[]): string[] {
   let connectionValues: string[] | undefined;
@@ -285,7 +242,7 @@ function responseHeaders(rawHeaders: Buffer[]): string[] {
       (connectionValues ??= []).push(rawHeaders[index + 1]!.toString("latin1"));
     }
   }
-  const listed = connectionValues === undefined ? EMPTY : connectionListedNames(connectionValues);
+  const listed = connectionValues === undefined ? NO_LISTED_NAMES : connectionListedNames(connectionValues);
   const headers: string[] = [];
   for (let index = 0; index < rawHeaders.length; index += 2) {
     const name = rawHeaders[index]!.toString("latin1");
@@ -298,9 +255,3 @@ function uncork(res: ServerResponse): void {
   res.uncork();
 }
 
-const EMPTY: ReadonlySet<string> = new Set();
-
-/** `::ffff:10.0.0.1` -> `10.0.0.1`: a dual-stack listener reports IPv4 clients mapped. */
-function stripMappedPrefix(address: string): string {
-  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
-}

@@ -1,5 +1,6 @@
 // The node:http server: health paths answered here, every other request forwarded to the upstream.
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { Duplex } from "node:stream";
 import type { DrainState, HealthEndpoints } from "./health.js";
 import { matchHealthPath } from "./health.js";
 import type { ReverseProxy } from "./proxy.js";
@@ -16,10 +17,12 @@ export interface ProxyServerParts {
   readonly health: HealthEndpoints;
   readonly proxy: ReverseProxy;
   readonly drain: DrainState;
+  /** Takes over connections that ask to switch protocols (WebSocket). */
+  readonly upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 /** Creates (does not start) the one listener's server. */
-export function createProxyServer({ health, proxy, drain }: ProxyServerParts): Server {
+export function createProxyServer({ health, proxy, drain, upgrade }: ProxyServerParts): Server {
   const server = createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -39,5 +42,6 @@ export function createProxyServer({ health, proxy, drain }: ProxyServerParts): S
     },
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on("upgrade", upgrade);
   return server;
 }
