@@ -72,8 +72,10 @@ function failBeforeHead(options: ProxyOptions, req: IncomingMessage, res: Server
   );
   if (res.headersSent || res.destroyed) return;
   if (status === 400) {
-    res.writeHead(400, { "content-type": "application/json", connection: "close" });
-    res.end(JSON.stringify({ error: { code: 400, message: "bad request target", requestId } }));
+    // The client's mistake: no branded page, and the connection is not reused.
+    const body = JSON.stringify({ error: { code: 400, message: reason, requestId } });
+    res.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "cache-control": "no-store", connection: "close" });
+    res.end(req.method === "HEAD" ? undefined : body);
     return;
   }
   options.errors.send(req, res, status, requestId);
@@ -199,6 +201,11 @@ class Exchange implements Dispatcher.DispatchHandler {
       // Mid-body: end the client's response abruptly so it can never look complete.
       options.log.warn({ method: this.#req.method, url: this.#req.url, code, err: error.message }, "upstream failed mid-response");
       res.destroy(error);
+      return;
+    }
+    if (code === "UND_ERR_INVALID_ARG") {
+      // undici refused what the client sent (a header it will not forward): not the upstream's fault.
+      failBeforeHead(options, this.#req, res, 400, error, "request cannot be forwarded");
       return;
     }
     // Refused, reset, unresolvable, or an answer undici could not parse: all "bad gateway".

@@ -176,3 +176,20 @@ t.test("X-Forwarded-* are set when the client sent none", async (t) => {
   t.equal(seen.headers["x-forwarded-proto"], "http");
   t.equal(seen.headers["x-forwarded-host"], "svc.local");
 });
+
+t.test("an absolute-form request target is a 400, not forwarded", async (t) => {
+  const upstream = await startUpstream(t);
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url]);
+  const response = await new Promise<string>((resolve, reject) => {
+    const socket = connect(daemon.port, "127.0.0.1", () => {
+      socket.write("GET http://elsewhere.example/x HTTP/1.1\r\nHost: elsewhere.example\r\n\r\n");
+    });
+    let text = "";
+    socket.on("data", (chunk) => (text += chunk.toString()));
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
+  });
+  t.match(response, /^HTTP\/1\.1 400 /);
+  t.match(response, /"message":"bad request target"/);
+  t.equal(upstream.received.length, 0);
+});
