@@ -47,7 +47,9 @@ $(BUNDLE): $(SOURCES) node_modules/.installed
 	cp src/http/error-pages/*.html dist/error-pages/
 
 # The single executable: the embedded runtime, stripped before injection (stripping after it
-# breaks the binary), with the bundle and the error page template as a SEA blob.
+# breaks the binary), with the bundle and the error page template as a SEA blob. sea-config.json
+# also caps V8's young generation (--max-semi-space-size=4): after a load run RssAnon stayed
+# near 56 MB instead of 72-100 MB, with no CPU difference measurable in an interleaved A/B.
 $(BINARY): $(BUNDLE) sea-config.json
 	$(EMBEDDED_NODE) --experimental-sea-config sea-config.json
 	cp $(EMBEDDED_NODE) $@.tmp
