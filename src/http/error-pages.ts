@@ -38,12 +38,21 @@ export function loadErrorPages(dir: string | undefined): ErrorPageSet {
   const template = readEmbeddedTemplate();
   const pages = new Map<number | "error", ErrorPage>();
   for (const [status, text] of Object.entries(PROXY_ERRORS)) pages.set(Number(status), render(template, status, text));
-  pages.set("error", render(template, "Error", GENERIC));
   if (dir !== undefined) {
     for (const [key, html] of readOperatorPages(dir)) pages.set(key, splitAtRequestId(html));
   }
-  const fallback = pages.get("error")!;
-  return { pageFor: (status) => pages.get(status) ?? fallback };
+  const operatorFallback = pages.get("error");
+  return {
+    pageFor: (status) => {
+      const page = pages.get(status) ?? operatorFallback;
+      if (page) return page;
+      // Any other status (an intercepted upstream 500) gets the generic text under its own code,
+      // rendered once per code. Only 5xx codes reach here, so the map stays small.
+      const rendered = render(template, String(status), GENERIC);
+      pages.set(status, rendered);
+      return rendered;
+    },
+  };
 }
 
 function readEmbeddedTemplate(): string {

@@ -104,7 +104,7 @@ t.test("upstream 5xx bodies pass through by default; interception replaces them 
       t.equal(intercepted.status, status, "status kept");
       if (form === "browser navigation") {
         t.equal(intercepted.headers["content-type"], "text/html; charset=utf-8");
-        t.match(intercepted.text(), /<!doctype html>/);
+        t.match(intercepted.text(), `<p class="status">${status}</p>`, "the page shows the upstream's code");
         const logged = intercepting.logs.records.find((record) => record.requestId === intercepted.headers["x-request-id"]);
         t.match(logged, { msg: "upstream error replaced by the error page", status, level: 40 }, "the page's request id is in the log");
       } else {
