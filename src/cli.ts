@@ -115,15 +115,8 @@ export function buildProgram(output: CommandLineOutput): Command {
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, output: CommandLineOutput): CommandLine {
   const program = buildProgram(output);
   try {
-    const saved = process.env;
-    // commander reads option env variables from process.env; give it the env we were handed.
-    process.env = env;
-    try {
-      program.parse([...argv], { from: "user" });
-    } finally {
-      process.env = saved;
-    }
-    const raw = program.opts<RawOptions>();
+    program.parse([...argv], { from: "user" });
+    const raw = withEnvironment(program, env);
     const fromEnv = program.getOptionValueSource("readinessRequiredListener") !== "cli";
     return { action: "run", config: validate(raw, fromEnv ? env[REQUIRED_ENV] : undefined) };
   } catch (error) {
@@ -138,6 +131,21 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     }
     throw error;
   }
+}
+
+/**
+ * The parsed options with every option not given on the command line taken from `env` (the
+ * environment we were handed, not necessarily process.env, which commander reads), else its
+ * default. Commander's `.env()` stays on the options for the help text.
+ */
+function withEnvironment(program: Command, env: NodeJS.ProcessEnv): RawOptions {
+  const raw = { ...program.opts<RawOptions>() } as RawOptions & Record<string, unknown>;
+  for (const option of program.options) {
+    const key = option.attributeName();
+    if (option.envVar === undefined || program.getOptionValueSource(key) === "cli") continue;
+    raw[key] = env[option.envVar] ?? option.defaultValue;
+  }
+  return raw;
 }
 
 function validate(raw: RawOptions, requiredFromEnv: string | undefined): Config {
