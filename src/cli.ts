@@ -4,7 +4,7 @@ import type { Level } from "pino";
 import { formatDuration, parseDuration } from "./config/duration.js";
 import { parseListenAddress, type ListenAddress } from "./config/listen-address.js";
 import { parseUpstream, type Upstream } from "./config/upstream-url.js";
-import { EXIT_CODES, usageError } from "./errors.js";
+import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "./errors.js";
 import { LOG_LEVELS } from "./logger.js";
 import { versionLine } from "./version.js";
 
@@ -125,7 +125,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
       const isInformational = error.code === "commander.helpDisplayed" || error.code === "commander.version";
       return { action: "exit", exitCode: isInformational ? EXIT_CODES.ok : EXIT_CODES.usage };
     }
-    if (error instanceof Error && "exitCode" in error && error.exitCode === EXIT_CODES.usage) {
+    if (error instanceof ReadinessProxyError && error.code === ERROR_CODES.usage) {
       output.writeErr(`error: ${error.message}\n`);
       return { action: "exit", exitCode: EXIT_CODES.usage };
     }

@@ -28,6 +28,11 @@ export function errorMessageFor(status: number): string {
   return known ? known.title.toLowerCase() : GENERIC_MESSAGE;
 }
 
+/** The JSON envelope of CONTRACT §6: `{"error":{"code":502,"message":"upstream unavailable","requestId":"..."}}`. */
+export function jsonErrorBody(status: number, requestId: string): Buffer {
+  return Buffer.from(JSON.stringify({ error: { code: status, message: errorMessageFor(status), requestId } }));
+}
+
 /** Writes proxy-made errors; the status is never changed, only the body's form. */
 export class ErrorResponder {
   readonly #pages: ErrorPageSet;
@@ -61,6 +66,6 @@ export class ErrorResponder {
   }
 
   #renderJson(status: number, requestId: string): Buffer {
-    return Buffer.from(JSON.stringify({ error: { code: status, message: errorMessageFor(status), requestId } }));
+    return jsonErrorBody(status, requestId);
   }
 }

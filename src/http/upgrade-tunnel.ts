@@ -4,6 +4,7 @@ import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import type { Upstream } from "../config/upstream-url.js";
+import { jsonErrorBody } from "./error-response.js";
 import { requestHeaders } from "./forwarded-headers.js";
 import { requestIdOf } from "./request-id.js";
 
@@ -46,11 +47,13 @@ export function createUpgradeTunnel({ upstream, log }: UpgradeTunnelOptions) {
       }
       const requestId = requestIdOf(req);
       log.warn({ requestId, status: 502, method: req.method, url: req.url, code: error.code, err: error.message }, "upstream unavailable");
-      const body = JSON.stringify({ error: { code: 502, message: "upstream unavailable", requestId } });
-      client.end(
+      // The socket is no longer node:http's, so the response is written by hand.
+      const body = jsonErrorBody(502, requestId);
+      client.write(
         `HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncache-control: no-store\r\n` +
-          `x-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+          `x-request-id: ${requestId}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`,
       );
+      client.end(body);
     };
     upstreamSocket.once("timeout", () => upstreamSocket.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" })));
     upstreamSocket.on("error", fail);

@@ -1,0 +1,18 @@
+// The error catalogue: stable, unique codes, and the one-line usage message format.
+import t from "tap";
+import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "../src/errors.js";
+
+t.test("codes are unique, prefixed and named after their key", async (t) => {
+  const codes = Object.values(ERROR_CODES);
+  t.equal(new Set(codes).size, codes.length);
+  for (const [key, code] of Object.entries(ERROR_CODES)) t.equal(code, `RP_ERR_${key.toUpperCase()}`);
+});
+
+t.test("usage errors carry code, exit 2 and the input, expectation and value", async (t) => {
+  const error = usageError("--listen", "expected [host]:port", "8080");
+  t.ok(error instanceof ReadinessProxyError);
+  t.equal(error.code, ERROR_CODES.usage);
+  t.equal(error.exitCode, EXIT_CODES.usage);
+  t.equal(error.message, '--listen: expected [host]:port, got "8080"');
+  t.same(EXIT_CODES, { ok: 0, runtime: 1, usage: 2 }, "CONTRACT §7");
+});
