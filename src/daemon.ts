@@ -51,11 +51,12 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
     log,
     interceptUpstreamErrors: config.interceptUpstreamErrors,
   });
-  let shutdown: GracefulShutdown | undefined;
-  const drain = { get draining() { return shutdown?.draining ?? false; } };
+  // Set by the shutdown, read by /readyz and the server.
+  const drain = { draining: false };
   const tunnel = createUpgradeTunnel({ upstream: config.upstream, log });
   const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });
-  shutdown = new GracefulShutdown({
+  const shutdown = new GracefulShutdown({
+    drain,
     server,
     log,
     delayMs: config.shutdownDelayMs,

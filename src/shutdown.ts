@@ -4,6 +4,8 @@ import type { Logger } from "pino";
 import type { DrainState } from "./http/health.js";
 
 export interface ShutdownOptions {
+  /** The flag /readyz and the server read; the shutdown sets it. */
+  readonly drain: { draining: boolean };
   readonly server: Server;
   readonly log: Logger;
   readonly delayMs: number;
@@ -12,17 +14,17 @@ export interface ShutdownOptions {
   readonly closeUpstream: () => Promise<void>;
 }
 
-/** Drives one shutdown; `draining` is what /readyz and the server read. */
+/** Drives one shutdown. */
 export class GracefulShutdown implements DrainState {
-  #draining = false;
   readonly #options: ShutdownOptions;
 
   constructor(options: ShutdownOptions) {
     this.#options = options;
   }
 
+  /** Whether shutdown has begun. */
   get draining(): boolean {
-    return this.#draining;
+    return this.#options.drain.draining;
   }
 
   /**
@@ -31,8 +33,8 @@ export class GracefulShutdown implements DrainState {
    * in-flight requests (SSE streams included) get up to the timeout, and any left are cut.
    */
   async run(signal: string): Promise<void> {
-    const { server, log, delayMs, timeoutMs } = this.#options;
-    this.#draining = true;
+    const { drain, server, log, delayMs, timeoutMs } = this.#options;
+    drain.draining = true;
     log.info({ signal, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
     if (delayMs > 0) await wait(delayMs);
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
