@@ -26,6 +26,12 @@ export class ReadinessProxyError extends Error {
   }
 }
 
+/** The `code` of a Node or undici error (`ENOENT`, `UND_ERR_SOCKET`), if it has one; callers branch on it. */
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
+  return typeof error.code === "string" ? error.code : undefined;
+}
+
 /** A user mistake on the command line or in the environment: `<input>: <what was expected>, got "<value>"`. */
 export function usageError(input: string, expected: string, got?: string): ReadinessProxyError {
   const suffix = got === undefined ? "" : `, got ${JSON.stringify(got)}`;

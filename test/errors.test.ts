@@ -1,6 +1,6 @@
 // The error catalogue: stable, unique codes, and the one-line usage message format.
 import t from "tap";
-import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "../src/errors.js";
+import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, errorCode, usageError } from "../src/errors.js";
 
 t.test("codes are unique, prefixed and named after their key", async (t) => {
   const codes = Object.values(ERROR_CODES);
@@ -15,4 +15,12 @@ t.test("usage errors carry code, exit 2 and the input, expectation and value", a
   t.equal(error.exitCode, EXIT_CODES.usage);
   t.equal(error.message, '--listen: expected [host]:port, got "8080"');
   t.same(EXIT_CODES, { ok: 0, runtime: 1, usage: 2 }, "CONTRACT §7");
+});
+
+t.test("errorCode reads a string code and nothing else", async (t) => {
+  t.equal(errorCode(Object.assign(new Error("x"), { code: "ENOENT" })), "ENOENT");
+  t.equal(errorCode(Object.assign(new Error("x"), { code: 42 })), undefined);
+  t.equal(errorCode(new Error("x")), undefined);
+  t.equal(errorCode("ENOENT"), undefined);
+  t.equal(errorCode(null), undefined);
 });

@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import * as sea from "node:sea";
-import { usageError } from "../errors.js";
+import { errorCode, usageError } from "../errors.js";
 
 /** Statuses the proxy itself answers with; any other falls back to the generic page. */
 export const PROXY_ERRORS = {
@@ -85,8 +85,7 @@ function readOperatorPages(dir: string): Array<[number | "error", string]> {
   try {
     names = readdirSync(dir);
   } catch (error) {
-    const reason = error instanceof Error && "code" in error ? String(error.code) : "unreadable";
-    throw usageError("--error-pages-dir", `expected a readable directory (${reason})`, dir);
+    throw usageError("--error-pages-dir", `expected a readable directory (${errorCode(error) ?? "unreadable"})`, dir);
   }
   const pages: Array<[number | "error", string]> = [];
   for (const key of [...Object.keys(PROXY_ERRORS).map(Number), "error" as const]) {
@@ -95,8 +94,7 @@ function readOperatorPages(dir: string): Array<[number | "error", string]> {
     try {
       pages.push([key, readFileSync(join(dir, file), "utf8")]);
     } catch (error) {
-      const reason = error instanceof Error && "code" in error ? String(error.code) : "unreadable";
-      throw usageError("--error-pages-dir", `expected ${file} to be a readable file (${reason})`, dir);
+      throw usageError("--error-pages-dir", `expected ${file} to be a readable file (${errorCode(error) ?? "unreadable"})`, dir);
     }
   }
   return pages;

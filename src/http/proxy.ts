@@ -6,8 +6,8 @@ import type { Dispatcher, Pool } from "undici";
 // loading them was most of the binary's start-up time.
 import PoolClass from "undici/lib/dispatcher/pool.js";
 import type { Upstream } from "../config/upstream-url.js";
-import type { ErrorResponder } from "./error-response.js";
-import { wantsHtml } from "./error-response.js";
+import { errorCode } from "../errors.js";
+import { logProxyError, wantsHtml, type ErrorResponder } from "./error-response.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
 import { requestHeaders } from "./forwarded-headers.js";
 import { requestIdOf } from "./request-id.js";
@@ -65,11 +65,7 @@ export class ReverseProxy {
 /** Answers a proxy-made error before any byte of the response was sent, and logs it at warn. */
 function failBeforeHead(options: ProxyOptions, req: IncomingMessage, res: ServerResponse, status: number, error: Error, reason: string): void {
   const requestId = requestIdOf(req);
-  const code = (error as { code?: unknown }).code;
-  options.log.warn(
-    { requestId, status, method: req.method, url: req.url, code: typeof code === "string" ? code : undefined, err: error.message },
-    reason,
-  );
+  logProxyError(options.log, req, requestId, status, error, reason);
   if (res.headersSent || res.destroyed) return;
   if (status === 400) {
     // The client's mistake: no branded page, and the connection is not reused.
@@ -189,7 +185,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.#options.log.debug({ method: this.#req.method, url: this.#req.url, err: error.message }, "client went away");
       return;
     }
-    const code = (error as { code?: unknown }).code;
+    const code = errorCode(error);
     if (!res.headersSent && this.#shouldRetry(code)) {
       this.#retried = true;
       this.#dispatch();
@@ -217,10 +213,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   // ---- helpers ----
 
   /** One retry, for a request without a body whose reused socket was found dead. */
-  #shouldRetry(code: unknown): boolean {
+  #shouldRetry(code: string | undefined): boolean {
     return (
       !this.#retried &&
-      typeof code === "string" &&
+      code !== undefined &&
       STALE_SOCKET_CODES.has(code) &&
       IDEMPOTENT_METHODS.has(this.#req.method ?? "") &&
       this.#req.headers["content-length"] === undefined &&

@@ -4,7 +4,7 @@ import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import type { Upstream } from "../config/upstream-url.js";
-import { jsonErrorBody } from "./error-response.js";
+import { jsonErrorBody, logProxyError } from "./error-response.js";
 import { requestHeaders } from "./forwarded-headers.js";
 import { requestIdOf } from "./request-id.js";
 
@@ -40,13 +40,13 @@ export function createUpgradeTunnel({ upstream, log }: UpgradeTunnelOptions) {
     const upstreamSocket = connect({ host, port, timeout: CONNECT_TIMEOUT_MS });
     tunnels.add(upstreamSocket);
     let connected = false;
-    const fail = (error: Error & { code?: string }) => {
+    const fail = (error: Error) => {
       if (connected) {
         client.destroy();
         return;
       }
       const requestId = requestIdOf(req);
-      log.warn({ requestId, status: 502, method: req.method, url: req.url, code: error.code, err: error.message }, "upstream unavailable");
+      logProxyError(log, req, requestId, 502, error, "upstream unavailable");
       // The socket is no longer node:http's, so the response is written by hand.
       const body = jsonErrorBody(502, requestId);
       client.write(

@@ -1,6 +1,7 @@
 // Reads <procRoot>/net/tcp and net/tcp6 asynchronously and reports the LISTEN ports of the readable tables.
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { errorCode } from "../errors.js";
 import { TcpTableParser } from "./tcp-table.js";
 
 /** The two tables of a network namespace, in the order they are read. */
@@ -91,10 +92,6 @@ export class ListenerScanner {
     const parsed = parser.finish();
     return parsed.readable ? parsed.listeningPorts : parsed.reason;
   }
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
 }
 
 function describeReadError(error: unknown): string {
