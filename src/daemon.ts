@@ -53,7 +53,7 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
   });
   // Set by the shutdown, read by /readyz and the server.
   const drain = { draining: false };
-  const tunnel = createUpgradeTunnel({ upstream: config.upstream, log });
+  const tunnel = createUpgradeTunnel({ upstream: config.upstream, log, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs });
   const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });
   const shutdown = new GracefulShutdown({
     drain,

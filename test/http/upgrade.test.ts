@@ -1,7 +1,7 @@
 // Protocol upgrades: a WebSocket handshake and its frames pass through; other upgrades get a plain response; 502 when down.
 import { createServer, request, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import t from "tap";
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import t, { type Test } from "tap";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { closedPort, deferred } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
@@ -75,4 +75,88 @@ t.test("upgrade with the upstream down: 502 JSON", async (t) => {
   t.equal(reply.res?.statusCode, 502);
   t.match(JSON.parse(reply.body ?? "{}"), { error: { code: 502, message: "upstream unavailable" } });
   t.ok(daemon.logs.records.some((record) => record.msg === "upstream unavailable" && record.code === "ECONNREFUSED"));
+});
+
+/**
+ * A raw upstream that refuses the upgrade with `status` but keeps its connection open and then
+ * answers every further request on it, recording what arrived (the smuggling probe).
+ */
+async function startRefusingUpstream(t: Test, status: string) {
+  const arrived: string[] = [];
+  const server = createNetServer((socket) => {
+    let buffered = "";
+    socket.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("latin1");
+      let end: number;
+      while ((end = buffered.indexOf("\r\n\r\n")) >= 0) {
+        const head = buffered.slice(0, end);
+        buffered = buffered.slice(end + 4);
+        arrived.push(head);
+        const reply = arrived.length === 1 ? status : "200 OK";
+        socket.write(`HTTP/1.1 ${reply}\r\nContent-Length: 5\r\nX-Upstream-Seen: ${arrived.length}\r\nKeep-Alive: timeout=60\r\n\r\nnope!`);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => server.close());
+  return { port: (server.address() as AddressInfo).port, arrived, server };
+}
+
+/** Sends raw bytes on one connection and collects everything until the proxy closes it (or `limitMs`). */
+function rawExchange(port: number, bytes: string): Promise<{ text: string; closedByProxy: boolean }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    let text = "";
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, closedByProxy: false });
+    }, 3_000);
+    socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+    socket.on("close", () => {
+      clearTimeout(giveUp);
+      resolve({ text, closedByProxy: true });
+    });
+    socket.write(bytes);
+  });
+}
+
+for (const status of ["403 Forbidden", "401 Unauthorized", "400 Bad Request", "200 OK"]) {
+  t.test(`a refused upgrade (${status}) is an ordinary response, and the connection is closed (no smuggling)`, async (t) => {
+    const upstream = await startRefusingUpstream(t, status);
+    const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${upstream.port}`]);
+    const handshake =
+      "GET /ws HTTP/1.1\r\nHost: app\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    const smuggled = "GET /readyz HTTP/1.1\r\nHost: app\r\nX-Forwarded-For: 6.6.6.6\r\n\r\n";
+    const { text, closedByProxy } = await rawExchange(daemon.port, handshake + smuggled);
+    t.ok(closedByProxy, "the proxy closed the client connection after the refusal");
+    t.match(text, new RegExp(`^HTTP/1\\.1 ${status}\\r\\n`), "the refusal reaches the client");
+    t.match(text, /\r\nconnection: close\r\n/i, "and says the connection closes");
+    t.notMatch(text, /keep-alive: timeout/i, "hop-by-hop headers of the refusal are removed");
+    t.match(text, /\r\n\r\nnope!$/, "with its body, and nothing after it");
+    t.equal(upstream.arrived.length, 1, "the smuggled request never reached the upstream");
+    t.match(upstream.arrived[0], /x-forwarded-for: 127\.0\.0\.1/i);
+  });
+}
+
+t.test("a 101 that switches to another protocol than asked is a 502, not a tunnel", async (t) => {
+  const server = createNetServer((socket) => {
+    socket.once("data", () => socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => server.close());
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${(server.address() as AddressInfo).port}`]);
+  const reply = await askToUpgrade(daemon.port, HANDSHAKE);
+  t.equal(reply.res?.statusCode, 502);
+});
+
+t.test("an upstream that never answers the handshake: 504 after --response-header-timeout", async (t) => {
+  const server = createNetServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => {
+    server.close();
+  });
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "--response-header-timeout", "200ms"]);
+  const reply = await askToUpgrade(daemon.port, HANDSHAKE);
+  t.equal(reply.res?.statusCode, 504);
 });
