@@ -1,5 +1,6 @@
 // The single executable itself: embedded runtime, flag wiring, the bind-without-listen check, an empty environment, start-up time.
-import { readFileSync, mkdtempSync, openSync, readSync, closeSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
@@ -75,6 +76,31 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
     t.equal((await send(daemon.port, "/v1/models")).text(), "from upstream");
   });
 
+  t.test("SIGUSR1 never opens the inspector, and the proxy keeps serving", async (t) => {
+    const daemon = await spawnDaemon(t, binary.command, []);
+    t.equal(await inspectorPortAccepts(), false, "nothing on 9229 before");
+    daemon.child.kill("SIGUSR1");
+    // The signal is handled before the next request is read; /health proves the process is alive.
+    t.equal((await send(daemon.port, "/health")).status, 200, "still serving after SIGUSR1");
+    t.equal(await inspectorPortAccepts(), false, "9229 stays closed");
+    t.notMatch(daemon.stderr(), /Debugger listening/);
+  });
+
+  t.test("NODE_OPTIONS meant for an app does not change the proxy's runtime (--require, --inspect)", async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "rp-node-options-"));
+    const marker = join(dir, "required-ran");
+    const script = join(dir, "inject.cjs");
+    writeFileSync(script, `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran");\n`);
+    const env = { PATH: process.env.PATH, NODE_OPTIONS: `--require ${script} --inspect=127.0.0.1:9229` };
+    const version = await runToExit([BINARY, "--version"], env);
+    t.equal(version.code, 0);
+    t.equal(existsSync(marker), false, "--require from NODE_OPTIONS did not run");
+    const daemon = await spawnDaemon(t, binary.command, [], { env });
+    t.equal((await send(daemon.port, "/health")).status, 200);
+    t.equal(await inspectorPortAccepts(), false, "--inspect from NODE_OPTIONS did not open 9229");
+    t.equal(existsSync(marker), false);
+  });
+
   t.test("start-up time (printed, not asserted: see bench/)", async (t) => {
     const timings: number[] = [];
     for (let run = 0; run < 3; run++) {
@@ -89,3 +115,15 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
     t.comment(`exec to first /health 200: ${timings.map((ms) => `${ms.toFixed(0)} ms`).join(", ")}`);
   });
 });
+
+/** Whether anything accepts a connection on the inspector's default port. */
+function inspectorPortAccepts(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(9229, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
