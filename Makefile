@@ -50,9 +50,9 @@ $(BUNDLE): $(SOURCES) node_modules/.installed
 # breaks the binary), with the bundle and the error page template as a SEA blob. sea-config.json
 # also caps V8's young generation (--max-semi-space-size=4): after a load run RssAnon stayed
 # near 56 MB instead of 72-100 MB, with no CPU difference measurable in an interleaved A/B.
-# --disable-sigusr1: SIGUSR1 (log rotators send it) must never open an inspector that any
-# process in the pod could run code through. execArgvExtension "none": NODE_OPTIONS belongs
-# to the app (heap size, an APM agent's --require, --inspect) and never changes our runtime.
+# execArgvExtension "none": NODE_OPTIONS belongs to the app (heap size, an APM agent's
+# --require, --inspect) and never changes our runtime. (SIGUSR1 is kept from opening the
+# inspector in src/inspector-guard.ts: --disable-sigusr1 would block it for the app too.)
 $(BINARY): $(BUNDLE) sea-config.json
 	$(EMBEDDED_NODE) --experimental-sea-config sea-config.json
 	cp $(EMBEDDED_NODE) $@.tmp

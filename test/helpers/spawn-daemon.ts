@@ -1,6 +1,7 @@
 // Runs the built daemon (the bundle under this node, or the single binary) as a child process and reads its JSON log.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import type { Test } from "tap";
 import type { LogRecord } from "./log-capture.js";
@@ -77,5 +78,17 @@ export function runToExit(argv: readonly string[], env: NodeJS.ProcessEnv = { PA
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Whether anything accepts a connection on the inspector's default port. */
+export function inspectorPortAccepts(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(9229, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
   });
 }

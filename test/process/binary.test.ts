@@ -1,12 +1,11 @@
 // The single executable itself: embedded runtime, flag wiring, the bind-without-listen check, an empty environment, start-up time.
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
 import { send } from "../helpers/http-client.js";
 import { hasPython, holdPort } from "../helpers/port-holder.js";
-import { BINARY, BUILT_ARTIFACTS, runToExit, spawnDaemon } from "../helpers/spawn-daemon.js";
+import { BINARY, BUILT_ARTIFACTS, inspectorPortAccepts, runToExit, spawnDaemon } from "../helpers/spawn-daemon.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const binary = BUILT_ARTIFACTS.find((artifact) => artifact.name === "binary")!;
@@ -116,14 +115,3 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
   });
 });
 
-/** Whether anything accepts a connection on the inspector's default port. */
-function inspectorPortAccepts(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(9229, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
