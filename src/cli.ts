@@ -24,6 +24,17 @@ export interface Config {
   readonly errorPagesDir: string | undefined;
   /** Serve the branded page instead of an upstream 5xx body, to browser navigations only. */
   readonly interceptUpstreamErrors: boolean;
+  /** Entrypoint form: the app's command and arguments (after `--`); empty in the sidecar form. */
+  readonly appCommand: readonly string[];
+  /** After the app's stop signal, how long before SIGKILL. */
+  readonly appStopTimeoutMs: number;
+  /** The app's own health path, also required to answer 200-399 (CONTRACT §3b); undefined for none. */
+  readonly upstreamHealthPath: string | undefined;
+  readonly upstreamHealthTimeoutMs: number;
+  /** A check failing this long is named in one warn line per failing episode. */
+  readonly warnAfterMs: number;
+  /** Where Prometheus /metrics is served; undefined: metrics off. */
+  readonly metricsListen: ListenAddress | undefined;
 }
 
 /** What the command line asks for: run with a config, or exit (help, version, usage error). */
@@ -51,7 +62,15 @@ interface RawOptions {
   logLevel: string;
   errorPagesDir?: string;
   errorPagesInterceptUpstream?: boolean;
+  appStopTimeout: string;
+  readinessUpstreamPath?: string;
+  readinessUpstreamTimeout: string;
+  readinessWarnAfter: string;
+  metricsListen?: string;
 }
+
+/** Separates the app's command line (entrypoint form) from ours. */
+const APP_SEPARATOR = "--";
 
 /** Builds the commander program; options are registered here and only here. */
 export function buildProgram(output: CommandLineOutput): Command {
@@ -92,9 +111,22 @@ export function buildProgram(output: CommandLineOutput): Command {
     )
     .addOption(new Option("--response-header-timeout <duration>", "the upstream must send its response head within this, else 504").default("120s"))
     .addOption(new Option("--shutdown-delay <duration>", "after SIGTERM: keep serving while /readyz reports draining").default("0s"))
-    .addOption(new Option("--shutdown-timeout <duration>", "then wait this long for in-flight requests").default("30s"))
+    .addOption(new Option("--shutdown-timeout <duration>", "then wait this long for in-flight requests").default("20s"))
     .addOption(
       new Option("--log-level <level>", `log level: ${LOG_LEVELS.join(", ")}`).default("info").env("READINESS_PROXY_LOG_LEVEL"),
+    )
+    .addOption(
+      new Option("--readiness-upstream-path <path>", "also require the app's own health path to answer 200-399").env("READINESS_PROXY_UPSTREAM_PATH"),
+    )
+    .addOption(new Option("--readiness-upstream-timeout <duration>", "the app's health path fails when it takes longer").default("1s"))
+    .addOption(new Option("--readiness-warn-after <duration>", "a check failing this long is named in one warn line").default("60s"))
+    .addOption(
+      new Option("--app-stop-timeout <duration>", "entrypoint form: after the app's SIGTERM, wait this long before SIGKILL").default("5s"),
+    )
+    .addOption(
+      new Option("--metrics-listen <[host]:port>", "serve Prometheus /metrics on this separate listener (default: off)").env(
+        "READINESS_PROXY_METRICS_LISTEN",
+      ),
     )
     .addOption(new Option("--error-pages-dir <dir>", "directory of 502.html, 503.html, 504.html, error.html replacing the embedded pages"))
     .addOption(
@@ -103,6 +135,8 @@ export function buildProgram(output: CommandLineOutput): Command {
         "serve the branded page instead of the upstream's own 5xx body, to browser navigations only",
       ),
     )
+    .usage("[options] [-- <command> [args...]]")
+    .addHelpText("after", "\nWith -- <command>, the proxy also runs the app: started after the listener opens, stopped after the drain.")
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr });
@@ -114,11 +148,18 @@ export function buildProgram(output: CommandLineOutput): Command {
  */
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, output: CommandLineOutput): CommandLine {
   const program = buildProgram(output);
+  // Everything after the first `--` is the app's, never parsed as ours.
+  const separator = argv.indexOf(APP_SEPARATOR);
+  const ours = separator < 0 ? argv : argv.slice(0, separator);
+  const appCommand = separator < 0 ? [] : argv.slice(separator + 1);
   try {
-    program.parse([...argv], { from: "user" });
+    program.parse([...ours], { from: "user" });
+    if (separator >= 0 && (appCommand.length === 0 || appCommand[0] === "")) {
+      throw usageError(APP_SEPARATOR, "expected the app's command after it, like -- python3 -m http.server 8000");
+    }
     const raw = withEnvironment(program, env);
     const fromEnv = program.getOptionValueSource("readinessRequiredListener") !== "cli";
-    return { action: "run", config: validate(raw, fromEnv ? env[REQUIRED_ENV] : undefined) };
+    return { action: "run", config: { ...validate(raw, fromEnv ? env[REQUIRED_ENV] : undefined), appCommand } };
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version exit 0; commander has already printed its own "error: ..." line otherwise.
@@ -148,7 +189,7 @@ function withEnvironment(program: Command, env: NodeJS.ProcessEnv): RawOptions {
   return raw;
 }
 
-function validate(raw: RawOptions, requiredFromEnv: string | undefined): Config {
+function validate(raw: RawOptions, requiredFromEnv: string | undefined): Omit<Config, "appCommand"> {
   const listen = parseListenAddress(raw.listen);
   if (!listen) throw usageError("--listen", "expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080", raw.listen);
   const upstream = parseUpstream(raw.upstream);
@@ -161,6 +202,19 @@ function validate(raw: RawOptions, requiredFromEnv: string | undefined): Config 
       : parseRequiredPorts(requiredFromEnv.split(",").map((port) => port.trim()).filter((port) => port !== ""), REQUIRED_ENV);
   const responseHeaderTimeoutMs = duration("--response-header-timeout", raw.responseHeaderTimeout);
   if (responseHeaderTimeoutMs === 0) throw usageError("--response-header-timeout", "expected a duration above 0", raw.responseHeaderTimeout);
+  const upstreamHealthTimeoutMs = duration("--readiness-upstream-timeout", raw.readinessUpstreamTimeout);
+  if (upstreamHealthTimeoutMs === 0) throw usageError("--readiness-upstream-timeout", "expected a duration above 0", raw.readinessUpstreamTimeout);
+  const upstreamHealthPath = raw.readinessUpstreamPath;
+  if (upstreamHealthPath !== undefined && !HEALTH_PATH.test(upstreamHealthPath)) {
+    throw usageError("--readiness-upstream-path", "expected a path starting with / without spaces or control characters", upstreamHealthPath);
+  }
+  const metricsListen = raw.metricsListen === undefined ? undefined : parseListenAddress(raw.metricsListen);
+  if (raw.metricsListen !== undefined && !metricsListen) {
+    throw usageError("--metrics-listen", "expected [host]:port, like :9090 or 127.0.0.1:9090", raw.metricsListen);
+  }
+  if (metricsListen && metricsListen.port !== 0 && metricsListen.port === listen.port && sameHostOrWildcard(metricsListen.host, listen.host)) {
+    throw usageError("--metrics-listen", "expected an address other than --listen's", raw.metricsListen);
+  }
   return {
     listen,
     upstream,
@@ -173,7 +227,21 @@ function validate(raw: RawOptions, requiredFromEnv: string | undefined): Config 
     logLevel,
     errorPagesDir: raw.errorPagesDir,
     interceptUpstreamErrors: raw.errorPagesInterceptUpstream === true,
+    appStopTimeoutMs: duration("--app-stop-timeout", raw.appStopTimeout),
+    upstreamHealthPath,
+    upstreamHealthTimeoutMs,
+    warnAfterMs: duration("--readiness-warn-after", raw.readinessWarnAfter),
+    metricsListen,
   };
+}
+
+/** An origin-form path (a query allowed): no spaces, no control bytes, nothing undici would refuse. */
+const HEALTH_PATH = /^\/[\x21-\x7e]*$/;
+
+/** Two listen hosts that would collide on one port: the same host, or either one every address. */
+function sameHostOrWildcard(a: string | undefined, b: string | undefined): boolean {
+  const wildcard = (host: string | undefined) => host === undefined || host === "0.0.0.0" || host === "::";
+  return wildcard(a) || wildcard(b) || a === b;
 }
 
 /** Ports as given (flag values or env list) -> ascending, unique, bounded. */
@@ -204,5 +272,8 @@ export function describeConfig(config: Config): Record<string, string> {
     responseHeaderTimeout: formatDuration(config.responseHeaderTimeoutMs),
     shutdownDelay: formatDuration(config.shutdownDelayMs),
     shutdownTimeout: formatDuration(config.shutdownTimeoutMs),
+    appStopTimeout: formatDuration(config.appStopTimeoutMs),
+    // What the pod's terminationGracePeriodSeconds must cover, or the kubelet's SIGKILL comes first.
+    shutdownBudget: formatDuration(config.shutdownDelayMs + config.shutdownTimeoutMs + (config.appCommand.length > 0 ? config.appStopTimeoutMs : 0)),
   };
 }

@@ -28,7 +28,13 @@ t.test("defaults", async (t) => {
   t.equal(defaults.procRoot, "/proc");
   t.equal(defaults.responseHeaderTimeoutMs, 120_000);
   t.equal(defaults.shutdownDelayMs, 0);
-  t.equal(defaults.shutdownTimeoutMs, 30_000);
+  t.equal(defaults.shutdownTimeoutMs, 20_000, "fits the pod's 30 s grace period with the app's stop");
+  t.same(defaults.appCommand, [], "the sidecar form");
+  t.equal(defaults.appStopTimeoutMs, 5_000);
+  t.equal(defaults.upstreamHealthPath, undefined);
+  t.equal(defaults.upstreamHealthTimeoutMs, 1_000);
+  t.equal(defaults.warnAfterMs, 60_000);
+  t.equal(defaults.metricsListen, undefined);
   t.equal(defaults.logLevel, "info");
   t.equal(defaults.errorPagesDir, undefined);
   t.equal(defaults.interceptUpstreamErrors, false);
@@ -106,6 +112,17 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [["--listen", ":65536"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got ":65536"'],
     [["--listen", "[::1]"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got "[::1]"'],
     [["--log-level", "loud"], {}, 'error: --log-level: expected one of fatal, error, warn, info, debug, trace, got "loud"'],
+    [["--"], {}, "error: --: expected the app's command after it, like -- python3 -m http.server 8000"],
+    [["--app-stop-timeout", "5"], {}, 'error: --app-stop-timeout: expected a duration like 500ms, 1s or 1m30s, got "5"'],
+    [["--readiness-upstream-path", "healthz"], {}, 'error: --readiness-upstream-path: expected a path starting with / without spaces or control characters, got "healthz"'],
+    [["--readiness-upstream-path", "/a b"], {}, 'error: --readiness-upstream-path: expected a path starting with / without spaces or control characters, got "/a b"'],
+    [["--readiness-upstream-path", "/a\u0001"], {}, 'error: --readiness-upstream-path: expected a path starting with / without spaces or control characters, got "/a\\u0001"'],
+    [["--readiness-upstream-timeout", "0s"], {}, 'error: --readiness-upstream-timeout: expected a duration above 0, got "0s"'],
+    [["--readiness-warn-after", "1 m"], {}, 'error: --readiness-warn-after: expected a duration like 500ms, 1s or 1m30s, got "1 m"'],
+    [["--metrics-listen", "9090"], {}, 'error: --metrics-listen: expected [host]:port, like :9090 or 127.0.0.1:9090, got "9090"'],
+    [["--metrics-listen", ":8080"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":8080"'],
+    [["--listen", "127.0.0.1:9000", "--metrics-listen", ":9000"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":9000"'],
+    [[], { READINESS_PROXY_METRICS_LISTEN: "nope" }, 'error: --metrics-listen: expected [host]:port, like :9090 or 127.0.0.1:9090, got "nope"'],
   ];
   for (const [argv, env, message] of cases) {
     const { result, err } = run(argv, env);
@@ -114,6 +131,17 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     t.notMatch(err, /\n.+\n/, "one line");
     t.notMatch(err, /\bat .*\.(ts|js):\d+/, "no stack trace");
   }
+});
+
+t.test("the entrypoint form: everything after the first -- is the app's, never ours", async (t) => {
+  const entry = config(["--listen", ":9000", "--", "python3", "-m", "http.server", "--listen", "--", "8000"]);
+  t.same(entry.listen, { host: undefined, port: 9000 });
+  t.same(entry.appCommand, ["python3", "-m", "http.server", "--listen", "--", "8000"]);
+  t.equal(config(["--app-stop-timeout", "30s", "--", "app"]).appStopTimeoutMs, 30_000);
+  t.same(config(["--metrics-listen", "127.0.0.1:9090"]).metricsListen, { host: "127.0.0.1", port: 9090 });
+  t.same(config(["--listen", "127.0.0.1:9000", "--metrics-listen", "[::1]:9000"]).metricsListen, { host: "::1", port: 9000 }, "same port, other host");
+  t.equal(config(["--readiness-upstream-path", "/ready?full=1"]).upstreamHealthPath, "/ready?full=1");
+  t.equal(config([], { READINESS_PROXY_UPSTREAM_PATH: "/healthz" }).upstreamHealthPath, "/healthz");
 });
 
 t.test("--version and --help exit 0", async (t) => {
@@ -139,7 +167,17 @@ t.test("--version and --help exit 0", async (t) => {
     '"120s"',
     "--shutdown-delay",
     "--shutdown-timeout",
-    '"30s"',
+    '"20s"',
+    "--app-stop-timeout",
+    '"5s"',
+    "--readiness-upstream-path",
+    "READINESS_PROXY_UPSTREAM_PATH",
+    "--readiness-upstream-timeout",
+    "--readiness-warn-after",
+    '"60s"',
+    "--metrics-listen",
+    "READINESS_PROXY_METRICS_LISTEN",
+    "-- <command> [args...]",
     "--log-level",
     "READINESS_PROXY_LOG_LEVEL",
     "--error-pages-dir",
@@ -152,4 +190,11 @@ t.test("--version and --help exit 0", async (t) => {
 t.test("VERSION matches package.json", async (t) => {
   const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "../package.json"), "utf8")) as { version: string };
   t.equal(VERSION, pkg.version);
+});
+
+t.test("durations are shown back in Go's form", async (t) => {
+  const { formatDuration } = await import("../src/config/duration.js");
+  for (const [ms, text] of [[0, "0s"], [250, "250ms"], [1000, "1s"], [1500, "1.5s"], [25_300, "25.3s"], [60_000, "1m"], [90_000, "1m30s"], [90_500, "1m30.5s"]] as const) {
+    t.equal(formatDuration(ms), text);
+  }
 });

@@ -25,11 +25,12 @@ export function parseDuration(text: string): number | undefined {
   return Number.isFinite(total) ? total : undefined;
 }
 
-/** "1s", "1m30s", "250ms": how a duration is shown back (help text, logs). */
+/** "1s", "1m30s", "1.5s", "250ms": how a duration is shown back (help text, logs). */
 export function formatDuration(ms: number): string {
   if (ms === 0) return "0s";
   if (ms % 60_000 === 0) return `${ms / 60_000}m`;
   if (ms >= 60_000) return `${Math.floor(ms / 60_000)}m${formatDuration(ms % 60_000)}`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
+  if (ms < 1000) return `${ms}ms`;
+  // Go's own form for fractions of a second: 25.3s, not 25300ms.
+  return `${ms / 1000}s`;
 }
