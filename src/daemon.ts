@@ -6,6 +6,7 @@ import type { Config } from "./cli.js";
 import { describeConfig } from "./cli.js";
 import { formatListenAddress } from "./config/listen-address.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "./errors.js";
+import { AppProcess } from "./app/app-process.js";
 import { loadErrorPages } from "./http/error-pages.js";
 import { ErrorResponder } from "./http/error-response.js";
 import { HealthEndpoints } from "./http/health.js";
@@ -18,9 +19,16 @@ import { GracefulShutdown } from "./shutdown.js";
 
 export interface Daemon {
   readonly server: Server;
+  /** The app of the entrypoint form; undefined in the sidecar form. */
+  readonly app: AppProcess | undefined;
   readonly readiness: ReadinessCheck;
   readonly shutdown: GracefulShutdown;
-  /** Opens the listener, logs `listening`, runs the first check; resolves with the address bound (port 0 resolved). */
+  /**
+   * Opens the listener, logs `listening`, runs the first check, then starts the app (entrypoint
+   * form) so that no request of the app's can arrive before we serve; resolves with the address
+   * bound (port 0 resolved). Rejects with a listen error (exit 1, the app never started) or an
+   * app start error (exit 127 or 126).
+   */
   start(): Promise<AddressInfo>;
 }
 
@@ -55,6 +63,7 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
   const drain = { draining: false };
   const tunnel = createUpgradeTunnel({ upstream: config.upstream, log, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs });
   const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });
+  const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
   const shutdown = new GracefulShutdown({
     drain,
     server,
@@ -65,6 +74,8 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
       tunnel.closeAll();
       return proxy.close();
     },
+    // The app gets the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
+    afterDrain: app ? (reason) => app.stop(reason === "SIGINT" ? "SIGINT" : "SIGTERM") : undefined,
   });
   const start = async () => {
     const address = await listen(server, config);
@@ -80,9 +91,10 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
     );
     // The first check runs now, so the starting state is logged and the first probe is cached.
     void readiness.check();
+    await app?.start();
     return address;
   };
-  return { server, readiness, shutdown, start };
+  return { server, app, readiness, shutdown, start };
 }
 
 function listen(server: Server, config: Config): Promise<AddressInfo> {

@@ -6,12 +6,14 @@ export const ERROR_CODES = {
   usage: "RP_ERR_USAGE",
   /** The listener could not be opened (in use, permission denied): exit 1. */
   listen: "RP_ERR_LISTEN",
+  /** The app's command (entrypoint form) could not be started: exit 127 or 126. */
+  appStart: "RP_ERR_APP_START",
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 
-/** Exit codes of CONTRACT §7. */
-export const EXIT_CODES = { ok: 0, runtime: 1, usage: 2 } as const;
+/** Exit codes of CONTRACT §7 and §8 (126 and 127 follow the shells: found but not executable, not found). */
+export const EXIT_CODES = { ok: 0, runtime: 1, usage: 2, notExecutable: 126, notFound: 127 } as const;
 
 /** An error whose message is fit to print as one line to a user, with the exit code it implies. */
 export class ReadinessProxyError extends Error {

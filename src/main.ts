@@ -1,6 +1,10 @@
 // Process entry: parse the command line, start the daemon, handle signals; the only place that calls process.exit.
+// First, before any other module is evaluated: SIGUSR1 must never open the inspector.
+import { closeInspectorIfOpen } from "./inspector-guard.js";
+import { FORWARDED_SIGNALS } from "./app/app-process.js";
+import { exitCodeOf } from "./app/exit-status.js";
 import { parseCommandLine } from "./cli.js";
-import { createDaemon } from "./daemon.js";
+import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createLogger } from "./logger.js";
 
@@ -15,37 +19,57 @@ async function main(): Promise<void> {
   }
   const { config } = commandLine;
   const log = createLogger(config.logLevel);
+  if (closeInspectorIfOpen()) log.warn("an inspector opened by SIGUSR1 during start-up was closed");
   process.on("uncaughtException", (error) => {
     log.fatal({ err: error }, "uncaught exception");
     process.exit(EXIT_CODES.runtime);
   });
 
-  let daemon;
+  let daemon: Daemon;
   try {
     daemon = createDaemon(config, { log });
   } catch (error) {
     exitOnKnownError(error);
   }
+  const { app } = daemon;
+  /** Ours is 0 after a clean shutdown; in the entrypoint form it is the app's (CONTRACT §8). */
+  const finalExitCode = () => (app?.exit ? exitCodeOf(app.exit) : EXIT_CODES.ok);
 
   let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      // A second signal means "now": in-flight requests are cut.
-      log.warn({ signal }, "second signal; exiting at once");
-      process.exit(EXIT_CODES.runtime);
-    }
+  const stop = (reason: string, skipDelay: boolean) => {
     stopping = true;
-    daemon.shutdown.run(signal).then(
-      () => process.exit(EXIT_CODES.ok),
+    daemon.shutdown.run(reason, { skipDelay }).then(
+      () => process.exit(finalExitCode()),
       (error: unknown) => {
         log.error({ err: error }, "shutdown failed");
         process.exit(EXIT_CODES.runtime);
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stopping) {
+      stop(signal, false);
+      return;
+    }
+    // A second signal means "now": in-flight requests are cut.
+    log.warn({ signal }, "second signal; exiting at once");
+    if (app && app.exit === undefined) {
+      app.kill();
+      void app.exited.then(() => process.exit(finalExitCode()));
+      return;
+    }
+    process.exit(app ? finalExitCode() : EXIT_CODES.runtime);
+  };
   // Installed before the listener opens: a signal right after `listening` must find them.
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  if (app) {
+    for (const signal of FORWARDED_SIGNALS) process.on(signal, () => app.forward(signal));
+    // The app ended on its own: stop taking traffic at once, finish what is in flight, exit with its code.
+    void app.exited.then(() => {
+      if (!stopping) stop("app exited", true);
+    });
+  }
 
   try {
     await daemon.start();

@@ -12,6 +12,13 @@ export interface ShutdownOptions {
   readonly timeoutMs: number;
   /** Closes upstream connections once no request needs them. */
   readonly closeUpstream: () => Promise<void>;
+  /** The last step, once nothing is in flight (the entrypoint form stops the app here). */
+  readonly afterDrain?: (reason: string) => Promise<unknown>;
+}
+
+export interface RunOptions {
+  /** Skip --shutdown-delay: the app is already gone, so there is nothing to keep serving for. */
+  readonly skipDelay?: boolean;
 }
 
 /** Drives one shutdown. */
@@ -28,14 +35,17 @@ export class GracefulShutdown implements DrainState {
   }
 
   /**
-   * Runs the shutdown and resolves when the process may exit 0. The delay lets the kubelet
-   * see /readyz fail and endpoints drop this pod before the listener goes away; then
+   * Runs the shutdown (`reason`: the signal, or `app exited`) and resolves when the process may
+   * exit. The delay lets the kubelet see /readyz fail and endpoints drop this pod before the
+   * listener goes away; then
    * in-flight requests (SSE streams included) get up to the timeout, and any left are cut.
+   * Only then does `afterDrain` run, so an app behind us answers everything we forwarded.
    */
-  async run(signal: string): Promise<void> {
-    const { drain, server, log, delayMs, timeoutMs } = this.#options;
+  async run(reason: string, { skipDelay = false }: RunOptions = {}): Promise<void> {
+    const { drain, server, log, timeoutMs } = this.#options;
+    const delayMs = skipDelay ? 0 : this.#options.delayMs;
     drain.draining = true;
-    log.info({ signal, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
+    log.info({ reason, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
     if (delayMs > 0) await wait(delayMs);
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -50,6 +60,7 @@ export class GracefulShutdown implements DrainState {
       server.closeAllConnections();
     }
     await this.#options.closeUpstream();
+    await this.#options.afterDrain?.(reason);
     log.info({ cutShort }, "stopped");
   }
 }

@@ -1,0 +1,103 @@
+// The app of the entrypoint form (CONTRACT §8): started directly (no shell), signalled only when told, its end reported once.
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Logger } from "pino";
+import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, errorCode } from "../errors.js";
+import type { AppExit } from "./exit-status.js";
+
+/** Signals that mean something to the app only (reload, rotate logs, resize): forwarded at once, nothing else. */
+export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH"];
+
+export interface AppProcessOptions {
+  /** The command and its arguments, as given after `--`. */
+  readonly command: readonly string[];
+  readonly log: Logger;
+  /** After the stop signal, how long the app has before SIGKILL. */
+  readonly stopTimeoutMs: number;
+}
+
+/**
+ * One run of the app. It inherits our environment (NODE_OPTIONS included: it is the app's),
+ * working directory and stdio. Stopping is the shutdown's last step, after the drain, so the
+ * app serves every request the proxy still forwards.
+ */
+export class AppProcess {
+  readonly #options: AppProcessOptions;
+  #child: ChildProcess | undefined;
+  #exit: AppExit | undefined;
+  readonly #exited: Promise<AppExit>;
+  #onExit!: (exit: AppExit) => void;
+
+  constructor(options: AppProcessOptions) {
+    this.#options = options;
+    this.#exited = new Promise((resolve) => (this.#onExit = resolve));
+  }
+
+  /** Resolves once the app has exited (on its own, signalled or killed). */
+  get exited(): Promise<AppExit> {
+    return this.#exited;
+  }
+
+  /** How it ended; undefined while it runs (or before it started). */
+  get exit(): AppExit | undefined {
+    return this.#exit;
+  }
+
+  /**
+   * Starts the command. Rejects with a one-line error and the shells' exit code when it cannot
+   * be started: 127 when not found, 126 when found but not executable.
+   */
+  start(): Promise<void> {
+    const { command, log } = this.#options;
+    const [file, ...args] = command as [string, ...string[]];
+    return new Promise((resolve, reject) => {
+      const child = spawn(file, args, { stdio: "inherit" });
+      this.#child = child;
+      child.once("error", (error) => {
+        if (child.pid !== undefined) return; // a failed kill() of a running app: its exit still comes
+        const code = errorCode(error);
+        const notFound = code === "ENOENT";
+        const reason = notFound ? "not found" : code === "EACCES" ? "permission denied (not executable)" : error.message;
+        reject(new ReadinessProxyError(ERROR_CODES.appStart, `cannot start ${file}: ${reason}`, notFound ? EXIT_CODES.notFound : EXIT_CODES.notExecutable));
+      });
+      child.once("spawn", () => {
+        log.info({ pid: child.pid, command }, "app started");
+        resolve();
+      });
+      child.once("exit", (code, signal) => {
+        const exit: AppExit = { code, signal };
+        this.#exit = exit;
+        log.info(code === null ? { signal } : { code }, "app exited");
+        this.#onExit(exit);
+      });
+    });
+  }
+
+  /** Passes a signal on to the running app (SIGHUP and the like). */
+  forward(signal: NodeJS.Signals): void {
+    if (this.#isRunning()) this.#child!.kill(signal);
+  }
+
+  /** Sends `signal`, then SIGKILL after the stop timeout; resolves with how the app ended. */
+  async stop(signal: NodeJS.Signals): Promise<AppExit> {
+    if (!this.#isRunning()) return this.#exited;
+    const { log, stopTimeoutMs } = this.#options;
+    log.info({ signal, pid: this.#child!.pid }, "stopping app");
+    this.#child!.kill(signal);
+    const timer = setTimeout(() => {
+      log.warn({ appStopTimeoutMs: stopTimeoutMs }, "app did not exit in time; killing it");
+      this.kill();
+    }, stopTimeoutMs);
+    const exit = await this.#exited;
+    clearTimeout(timer);
+    return exit;
+  }
+
+  /** SIGKILL now (a second SIGTERM, or the stop timeout). */
+  kill(): void {
+    if (this.#isRunning()) this.#child!.kill("SIGKILL");
+  }
+
+  #isRunning(): boolean {
+    return this.#child?.pid !== undefined && this.#exit === undefined;
+  }
+}
