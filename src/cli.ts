@@ -273,6 +273,8 @@ export function describeConfig(config: Config): Record<string, string> {
     shutdownDelay: formatDuration(config.shutdownDelayMs),
     shutdownTimeout: formatDuration(config.shutdownTimeoutMs),
     appStopTimeout: formatDuration(config.appStopTimeoutMs),
+    readinessUpstreamTimeout: formatDuration(config.upstreamHealthTimeoutMs),
+    readinessWarnAfter: formatDuration(config.warnAfterMs),
     // What the pod's terminationGracePeriodSeconds must cover, or the kubelet's SIGKILL comes first.
     shutdownBudget: formatDuration(config.shutdownDelayMs + config.shutdownTimeoutMs + (config.appCommand.length > 0 ? config.appStopTimeoutMs : 0)),
   };

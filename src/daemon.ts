@@ -15,6 +15,7 @@ import { createProxyServer } from "./http/server.js";
 import { createUpgradeTunnel } from "./http/upgrade-tunnel.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { ReadinessCheck } from "./readiness/readiness-check.js";
+import { UpstreamProbe } from "./readiness/upstream-probe.js";
 import { GracefulShutdown } from "./shutdown.js";
 
 export interface Daemon {
@@ -46,11 +47,17 @@ export interface DaemonOptions {
  */
 export function createDaemon(config: Config, { log, readTable }: DaemonOptions): Daemon {
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
+  const upstreamProbe =
+    config.upstreamHealthPath === undefined
+      ? undefined
+      : new UpstreamProbe({ origin: config.upstream.origin, path: config.upstreamHealthPath, timeoutMs: config.upstreamHealthTimeoutMs });
   const readiness = new ReadinessCheck({
     requiredPorts: config.requiredPorts,
     scanner: new ListenerScanner({ procRoot: config.procRoot, readTable }),
     log,
     ttlMs: config.cacheTtlMs,
+    upstream: upstreamProbe && { path: config.upstreamHealthPath!, probe: () => upstreamProbe.probe() },
+    warnAfterMs: config.warnAfterMs,
   });
   const proxy = new ReverseProxy({
     upstream: config.upstream,
@@ -70,9 +77,9 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
     log,
     delayMs: config.shutdownDelayMs,
     timeoutMs: config.shutdownTimeoutMs,
-    closeUpstream: () => {
+    closeUpstream: async () => {
       tunnel.closeAll();
-      return proxy.close();
+      await Promise.all([proxy.close(), upstreamProbe?.close()]);
     },
     // The app gets the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
     afterDrain: app ? (reason) => app.stop(reason === "SIGINT" ? "SIGINT" : "SIGTERM") : undefined,
@@ -84,6 +91,7 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
         listen: formatListenAddress({ host: config.listen.host, port: address.port }),
         upstream: config.upstream.url,
         requiredListeners: config.requiredPorts,
+        upstreamHealthPath: config.upstreamHealthPath,
         procRoot: config.procRoot,
         ...describeConfig(config),
       },

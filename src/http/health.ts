@@ -1,23 +1,28 @@
-// /health, /healthz (liveness) and /readyz (readiness, CONTRACT §2), answered on the proxy's own listener.
+// /health, /healthz (liveness) and /readyz with its named checks (readiness, CONTRACT §2), answered on the proxy's own listener.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessCheck } from "../readiness/readiness-check.js";
-import type { Verdict } from "../readiness/verdict.js";
 import type { ErrorResponder } from "./error-response.js";
 import { wantsHtml } from "./error-response.js";
+import { evaluate, parseReadyzQuery, readyzJson, readyzVerbose, singleCheckText, type ReadyzQuery } from "./readyz-answers.js";
 import { requestIdOf } from "./request-id.js";
 
 /** Which health path a request is for, or undefined when it belongs to the upstream. */
-export type HealthPath = "liveness" | "readiness";
+export type HealthPath = "liveness" | "readiness" | "single check";
+
+const SINGLE_CHECK_PREFIX = "/readyz/";
 
 /**
- * Exact path, query ignored, GET and HEAD only: `POST /readyz` and `/readyz/x` are the
- * upstream's. Called for every request, so it avoids parsing the URL.
+ * Exact path, query ignored, GET and HEAD only: `POST /readyz` is the upstream's. A
+ * `/readyz/<x>` path is a candidate only: it is ours when `x` names a check. Called for every
+ * request, so it avoids parsing the URL.
  */
 export function matchHealthPath(method: string | undefined, url: string | undefined): HealthPath | undefined {
   if ((method !== "GET" && method !== "HEAD") || url === undefined) return undefined;
   // Compared in place, without slicing off the query: this runs for every proxied request too.
   if (isPath(url, "/readyz")) return "readiness";
   if (isPath(url, "/health") || isPath(url, "/healthz")) return "liveness";
+  if (url.startsWith(SINGLE_CHECK_PREFIX)) return "single check";
   return undefined;
 }
 
@@ -32,35 +37,43 @@ interface PreparedBody {
   readonly headers: readonly string[];
 }
 
-function prepare(json: string): PreparedBody {
-  const body = Buffer.from(json);
+function prepare(text: string, contentType = "application/json"): PreparedBody {
+  const body = Buffer.from(text);
   return {
     body,
-    headers: ["content-type", "application/json", "cache-control", "no-store", "content-length", String(body.length)],
+    headers: ["content-type", contentType, "cache-control", "no-store", "content-length", String(body.length)],
   };
 }
 
+const PLAIN_TEXT = "text/plain; charset=utf-8";
 const OK_BODY = prepare('{"status":"ok"}');
-const READY_BODY = prepare('{"status":"ready"}');
-const DRAINING_BODY = prepare('{"status":"not ready","draining":true}');
 
 /** Tells /readyz that shutdown has begun. */
 export interface DrainState {
   readonly draining: boolean;
 }
 
-/** Answers the health paths; built once, its bodies prepared ahead. */
+/** The plain /readyz answer for one report and drain state, kept until either changes. */
+interface PreparedAnswer {
+  readonly report: ReadinessReport;
+  readonly draining: boolean;
+  readonly status: number;
+  readonly prepared: PreparedBody;
+}
+
+/** Answers the health paths; built once, with the plain answer prepared once per report. */
 export class HealthEndpoints {
   readonly #readiness: ReadinessCheck;
   readonly #drain: DrainState;
   readonly #errors: ErrorResponder;
-  #lastMissing: readonly number[] | undefined;
-  #lastMissingBody = prepare("{}");
+  readonly #names: ReadonlySet<string>;
+  #lastAnswer: PreparedAnswer | undefined;
 
   constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder) {
     this.#readiness = readiness;
     this.#drain = drain;
     this.#errors = errors;
+    this.#names = new Set(readiness.names);
   }
 
   /** Liveness: always 200 while the process serves; readiness and draining never change it. */
@@ -70,41 +83,56 @@ export class HealthEndpoints {
 
   /** Readiness from the cached check; synchronous whenever the cache is fresh. */
   readiness(req: IncomingMessage, res: ServerResponse): void {
-    if (this.#drain.draining) {
-      this.#notReady(req, res, DRAINING_BODY);
-      return;
-    }
+    const query = parseReadyzQuery(req.url ?? "");
+    this.#withReport((report) => (query ? this.#answerQuery(req, res, report, query) : this.#answerPlain(req, res, report)));
+  }
+
+  /**
+   * `/readyz/<name>`: answers and returns true when `name` is exactly a check's name; returns
+   * false (the request is the upstream's) for anything else, `%2F`, `..` and a trailing slash
+   * included: the name is compared as sent, never decoded.
+   */
+  singleCheck(req: IncomingMessage, res: ServerResponse): boolean {
+    const url = req.url ?? "";
+    const mark = url.indexOf("?");
+    const name = url.slice(SINGLE_CHECK_PREFIX.length, mark < 0 ? url.length : mark);
+    if (!this.#names.has(name)) return false;
+    this.#withReport((report) => {
+      const result = evaluate(report, this.#drain.draining).results.find((candidate) => candidate.name === name)!;
+      send(req, res, result.ok ? 200 : 503, prepare(singleCheckText(result), PLAIN_TEXT));
+    });
+    return true;
+  }
+
+  /** Runs `answer` with the current report: at once from the cache, else after the shared run. */
+  #withReport(answer: (report: ReadinessReport) => void): void {
     const cached = this.#readiness.peek();
     if (cached !== undefined) {
-      this.#answer(req, res, cached);
+      answer(cached);
       return;
     }
-    this.#readiness.check().then(
-      (verdict) => this.#answer(req, res, verdict),
-      // ReadinessCheck turns scan failures into a verdict; reaching here is a bug, and we fail open.
-      () => send(req, res, 200, READY_BODY),
-    );
+    // ReadinessCheck turns scan and probe failures into a report; a rejection here is a bug.
+    this.#readiness.check().then(answer, () => answer({ verdict: { state: "present", ready: true, ports: [] }, checks: [] }));
   }
 
-  #answer(req: IncomingMessage, res: ServerResponse, verdict: Verdict): void {
-    if (this.#drain.draining) this.#notReady(req, res, DRAINING_BODY);
-    else if (verdict.ready) send(req, res, 200, READY_BODY);
-    else this.#notReady(req, res, this.#missingBody(verdict.missing));
-  }
-
-  /** A browser gets the branded 503 page; probes and scripts get the contract's JSON. */
-  #notReady(req: IncomingMessage, res: ServerResponse, body: PreparedBody): void {
-    if (wantsHtml(req.headers.accept)) this.#errors.send(req, res, 503, requestIdOf(req));
-    else send(req, res, 503, body);
-  }
-
-  /** The 503 body, rebuilt only when the missing list changes. */
-  #missingBody(missing: readonly number[]): PreparedBody {
-    if (missing !== this.#lastMissing) {
-      this.#lastMissing = missing;
-      this.#lastMissingBody = prepare(JSON.stringify({ status: "not ready", missingListeners: missing }));
+  #answerPlain(req: IncomingMessage, res: ServerResponse, report: ReadinessReport): void {
+    const draining = this.#drain.draining;
+    let answer = this.#lastAnswer;
+    if (answer?.report !== report || answer.draining !== draining) {
+      const evaluation = evaluate(report, draining);
+      answer = { report, draining, status: evaluation.ready ? 200 : 503, prepared: prepare(readyzJson(report, evaluation)) };
+      this.#lastAnswer = answer;
     }
-    return this.#lastMissingBody;
+    if (answer.status === 503 && wantsHtml(req.headers.accept)) this.#errors.send(req, res, 503, requestIdOf(req));
+    else send(req, res, answer.status, answer.prepared);
+  }
+
+  #answerQuery(req: IncomingMessage, res: ServerResponse, report: ReadinessReport, query: ReadyzQuery): void {
+    const evaluation = evaluate(report, this.#drain.draining, query.exclude);
+    const status = evaluation.ready ? 200 : 503;
+    if (query.verbose) send(req, res, status, prepare(readyzVerbose(evaluation), PLAIN_TEXT));
+    else if (status === 503 && wantsHtml(req.headers.accept)) this.#errors.send(req, res, 503, requestIdOf(req));
+    else send(req, res, status, prepare(readyzJson(report, evaluation)));
   }
 }
 

@@ -38,7 +38,7 @@ export function createProxyServer({ health, proxy, drain, upgrade }: ProxyServer
       const healthPath = matchHealthPath(req.method, req.url);
       if (healthPath === "liveness") health.liveness(req, res);
       else if (healthPath === "readiness") health.readiness(req, res);
-      else proxy.forward(req, res);
+      else if (healthPath !== "single check" || !health.singleCheck(req, res)) proxy.forward(req, res);
     },
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

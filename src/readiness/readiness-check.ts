@@ -1,13 +1,28 @@
-// The readiness check behind /readyz: scan, decide, log transitions, cached with one shared scan.
+// The readiness check behind /readyz: one socket-table scan and the upstream probe side by side, cached with one shared run per TTL.
 import type { Logger } from "pino";
-import { SOCKET_TABLES, type ListenerScan } from "../procfs/listener-scan.js";
-import { CachedCheck, type Clock } from "./cached-check.js";
-import { TransitionLog } from "./transitions.js";
+import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
+import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
+import { UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
+import { StillFailingLog } from "./still-failing.js";
+import { TransitionLog, UpstreamTransitionLog } from "./transitions.js";
+import type { ProbeOutcome } from "./upstream-probe.js";
 import { decideVerdict, type Verdict } from "./verdict.js";
 
 /** Anything that can scan the socket tables (ListenerScanner, or a counted fake in tests). */
 export interface Scanner {
   scan(): Promise<ListenerScan>;
+}
+
+/** The app's own health path (UpstreamProbe, or a fake in tests). */
+export interface UpstreamHealth {
+  readonly path: string;
+  probe(): Promise<ProbeOutcome>;
+}
+
+/** Told of each fresh run (metrics implement it); never of cached answers. */
+export interface ReadinessObserver {
+  onScan(durationSeconds: number, unreadableTables: readonly SocketTable[]): void;
+  onReport(report: ReadinessReport): void;
 }
 
 export interface ReadinessCheckOptions {
@@ -17,48 +32,73 @@ export interface ReadinessCheckOptions {
   readonly log: Logger;
   readonly ttlMs: number;
   readonly clock?: Clock;
+  /** Also require the app's health path (--readiness-upstream-path). */
+  readonly upstream?: UpstreamHealth;
+  /** --readiness-warn-after; undefined: never. */
+  readonly warnAfterMs?: number;
+  readonly observer?: ReadinessObserver;
 }
 
-/** Nothing required: always ready, and no scan is ever made. */
-const NOTHING_REQUIRED: Verdict = { state: "present", ready: true, ports: [] };
+/** Nothing required: always ready, and no scan or probe is ever made. */
+const NOTHING_REQUIRED: ReadinessReport = { verdict: { state: "present", ready: true, ports: [] }, checks: [] };
 
-/** Answers "are the required listeners there?" at most one scan per TTL, however many callers. */
+/** Answers "is every check passing?" at most one scan and one probe per TTL, however many callers. */
 export class ReadinessCheck {
-  readonly #requiredPorts: readonly number[];
-  readonly #cache: CachedCheck<Verdict> | undefined;
+  readonly #cache: CachedCheck<ReadinessReport> | undefined;
+  /** Every configured check's name, `shutdown` last. */
+  readonly names: readonly string[];
 
   constructor(options: ReadinessCheckOptions) {
-    this.#requiredPorts = options.requiredPorts;
-    if (options.requiredPorts.length === 0) return;
-    const transitions = new TransitionLog(options.log);
-    const { scanner, requiredPorts, log } = options;
-    this.#cache = new CachedCheck({
-      ttlMs: options.ttlMs,
-      clock: options.clock,
-      run: async () => {
-        const scan = await scanSafely(scanner);
-        // The benchmark counts these to prove the cache bounds reads; off (a no-op) below trace.
-        log.trace({ unreadableTables: scan.unreadableTables.length }, "socket tables scanned");
-        const verdict = decideVerdict(requiredPorts, scan);
-        transitions.record(scan, verdict);
-        return verdict;
-      },
-    });
+    const { requiredPorts, upstream } = options;
+    this.names = checkNames(requiredPorts, upstream !== undefined);
+    if (requiredPorts.length === 0 && upstream === undefined) return;
+    const clock = options.clock ?? systemClock;
+    const run = createRun(options, clock);
+    this.#cache = new CachedCheck({ ttlMs: options.ttlMs, clock, run });
   }
 
-  get requiredPorts(): readonly number[] {
-    return this.#requiredPorts;
-  }
-
-  /** The cached verdict if fresh, synchronously; undefined means call {@link check}. */
-  peek(): Verdict | undefined {
+  /** The cached report if fresh, synchronously; undefined means call {@link check}. */
+  peek(): ReadinessReport | undefined {
     return this.#cache ? this.#cache.peek() : NOTHING_REQUIRED;
   }
 
-  /** The current verdict: cached, shared with a scan in flight, or from a new scan. */
-  check(): Promise<Verdict> {
+  /** The current report: cached, shared with a run in flight, or from a new run. */
+  check(): Promise<ReadinessReport> {
     return this.#cache ? this.#cache.get() : Promise.resolve(NOTHING_REQUIRED);
   }
+}
+
+/** One run: the scan and the probe at once, so a slow app never delays the scan or the reverse. */
+function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<ReadinessReport> {
+  const { requiredPorts, scanner, log, upstream, observer } = options;
+  const transitions = new TransitionLog(log);
+  const upstreamTransitions = upstream ? new UpstreamTransitionLog(log, upstream.path) : undefined;
+  const stillFailing = options.warnAfterMs === undefined ? undefined : new StillFailingLog(log, options.warnAfterMs);
+  const scanTables = async (): Promise<ListenerScan> => {
+    const started = clock.now();
+    const scan = await scanSafely(scanner);
+    // The benchmark counts these to prove the cache bounds reads; off (a no-op) below trace.
+    log.trace({ unreadableTables: scan.unreadableTables.length }, "socket tables scanned");
+    observer?.onScan((clock.now() - started) / 1000, scan.unreadableTables.map((unreadable) => unreadable.table));
+    return scan;
+  };
+  return async () => {
+    const [scan, outcome] = await Promise.all([requiredPorts.length > 0 ? scanTables() : undefined, upstream ? probeSafely(upstream) : undefined]);
+    let verdict: Verdict = NOTHING_REQUIRED.verdict;
+    if (scan) {
+      verdict = decideVerdict(requiredPorts, scan);
+      transitions.record(scan, verdict);
+    }
+    const checks: CheckResult[] = listenerResults(verdict);
+    if (outcome) {
+      upstreamTransitions!.record(outcome);
+      checks.push(outcome.ok ? { name: UPSTREAM_CHECK, ok: true } : { name: UPSTREAM_CHECK, ok: false, reason: outcome.reason });
+    }
+    const report: ReadinessReport = { verdict, checks };
+    stillFailing?.record(checks, clock.now(), scan && { missing: verdict.state === "missing" ? verdict.missing : [], listening: scan.listeningPorts });
+    observer?.onReport(report);
+    return report;
+  };
 }
 
 /** A scanner that throws (a bug, not a table problem) fails open like an unreadable table. */
@@ -71,5 +111,14 @@ async function scanSafely(scanner: Scanner): Promise<ListenerScan> {
       listeningPorts: new Set(),
       unreadableTables: SOCKET_TABLES.map((table) => ({ table, error: `scan failed: ${message}` })),
     };
+  }
+}
+
+/** A probe that throws is a failing probe: the app is not known to be ready (no fail-open here). */
+async function probeSafely(upstream: UpstreamHealth): Promise<ProbeOutcome> {
+  try {
+    return await upstream.probe();
+  } catch (error) {
+    return { ok: false, reason: "connection failed", err: error instanceof Error ? error.message : String(error) };
   }
 }

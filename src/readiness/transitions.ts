@@ -1,5 +1,6 @@
-// Logs readiness state changes and per-table read failures once per transition, never once per check.
+// Logs readiness state changes, per-table read failures and the upstream check's state once per transition, never once per check.
 import type { Logger } from "pino";
+import type { ProbeOutcome } from "./upstream-probe.js";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import type { Verdict } from "./verdict.js";
 
@@ -10,6 +11,9 @@ export const LOG_MESSAGES = {
   notEnforced: "required listeners not enforced; reporting ready",
   tableUnreadable: "cannot read TCP socket table",
   tableReadableAgain: "TCP socket table readable again",
+  upstreamFailing: "upstream health check failing; reporting not ready",
+  upstreamPassing: "upstream health check passing",
+  stillFailing: "readiness check still failing",
 } as const;
 
 /** Remembers the last state and which tables were unreadable, and logs only what changed. */
@@ -53,5 +57,24 @@ export class TransitionLog {
         this.#log.info({ table }, LOG_MESSAGES.tableReadableAgain);
       }
     }
+  }
+}
+
+/** The upstream check's two states, each logged once when entered (the first probe included). */
+export class UpstreamTransitionLog {
+  readonly #log: Logger;
+  readonly #path: string;
+  #lastOk: boolean | undefined;
+
+  constructor(log: Logger, path: string) {
+    this.#log = log;
+    this.#path = path;
+  }
+
+  record(outcome: ProbeOutcome): void {
+    if (outcome.ok === this.#lastOk) return;
+    this.#lastOk = outcome.ok;
+    if (outcome.ok) this.#log.info({ path: this.#path }, LOG_MESSAGES.upstreamPassing);
+    else this.#log.warn({ path: this.#path, ...(outcome.status === undefined ? { err: outcome.err } : { status: outcome.status }) }, LOG_MESSAGES.upstreamFailing);
   }
 }

@@ -48,7 +48,7 @@ t.test("502, 503 and 504 in each Accept form", async (t) => {
     checkShape(t, await send(slow.port, "/page", { headers }), 504, html, "upstream timeout");
     const readyz = await send(unready.port, "/readyz", { headers });
     if (html) checkShape(t, readyz, 503, true, "not ready");
-    else t.equal(readyz.text(), '{"status":"not ready","missingListeners":[15008]}', `${form}: /readyz keeps its JSON`);
+    else t.equal(readyz.text(), '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008"]}', `${form}: /readyz keeps its JSON`);
     const head = await send(down.port, "/page", { method: "HEAD", headers });
     t.equal(head.status, 502, `${form}: HEAD keeps the status`);
     t.equal(head.body.length, 0, `${form}: HEAD has no body`);

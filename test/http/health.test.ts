@@ -26,9 +26,9 @@ t.test("/readyz for each verdict over a --proc-root fixture", async (t) => {
   const cases: Array<[string, number, string]> = [
     ["listen-tcp-only", 200, '{"status":"ready"}'],
     ["listen-tcp6-only", 200, '{"status":"ready"}'],
-    ["established-only", 503, '{"status":"not ready","missingListeners":[15008]}'],
-    ["time-wait", 503, '{"status":"not ready","missingListeners":[15008]}'],
-    ["header-only", 503, '{"status":"not ready","missingListeners":[15008]}'],
+    ["established-only", 503, '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008"]}'],
+    ["time-wait", 503, '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008"]}'],
+    ["header-only", 503, '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008"]}'],
     ["tcp6-missing", 200, '{"status":"ready"}'],
     ["malformed-header", 200, '{"status":"ready"}'],
     ["unreadable", 200, '{"status":"ready"}'],
@@ -55,7 +55,7 @@ t.test("missing ports are listed ascending", async (t) => {
   ]);
   const reply = await send(daemon.port, "/readyz?x=1");
   t.equal(reply.status, 503);
-  t.same(reply.json(), { status: "not ready", missingListeners: [443, 15009] });
+  t.same(reply.json(), { status: "not ready", missingListeners: [443, 15009], failedChecks: ["listener-443", "listener-15009"] });
   const head = await send(daemon.port, "/readyz", { method: "HEAD" });
   t.equal(head.status, 503);
   t.equal(head.body.length, 0);

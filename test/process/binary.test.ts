@@ -38,7 +38,7 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
       "15008",
       "--readiness-required-listener=8443",
     ]);
-    t.equal((await send(daemon.port, "/readyz")).text(), '{"status":"not ready","missingListeners":[8443,15008]}');
+    t.equal((await send(daemon.port, "/readyz")).text(), '{"status":"not ready","missingListeners":[8443,15008],"failedChecks":["listener-8443","listener-15008"]}');
     t.same(daemon.records[0]?.requiredListeners, [8443, 15008]);
   });
 
@@ -47,7 +47,7 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
     const daemon = await spawnDaemon(t, binary.command, ["--readiness-required-listener", String(holder.port), "--readiness-cache-ttl", "0s"]);
     const before = await send(daemon.port, "/readyz");
     t.equal(before.status, 503);
-    t.same(before.json(), { status: "not ready", missingListeners: [holder.port] });
+    t.same(before.json(), { status: "not ready", missingListeners: [holder.port], failedChecks: [`listener-${holder.port}`] });
     await holder.listen();
     const after = await send(daemon.port, "/readyz");
     t.equal(after.status, 200);

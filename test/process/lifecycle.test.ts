@@ -37,7 +37,7 @@ for (const artifact of BUILT_ARTIFACTS) {
       await daemon.waitForLog("draining");
       const readyz = await send(daemon.port, "/readyz");
       t.equal(readyz.status, 503);
-      t.equal(readyz.text(), '{"status":"not ready","draining":true}');
+      t.equal(readyz.text(), '{"status":"not ready","draining":true,"failedChecks":["shutdown"]}');
       t.equal((await send(daemon.port, "/health")).status, 200, "liveness unchanged while draining");
       finishStream.resolve();
       t.equal(await streamed, "data: 1\n\ndata: 2\n\n", "the open stream ran to its end");

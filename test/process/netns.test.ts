@@ -38,13 +38,13 @@ for (const artifact of BUILT_ARTIFACTS) {
       const result = await runToExit([...inside, process.execPath, "-e", script]);
       return result.stdout.trim();
     };
-    t.equal(await probe(), `503 {"status":"not ready","missingListeners":[${REQUIRED}]}`, "nothing listens yet");
+    t.equal(await probe(), `503 {"status":"not ready","missingListeners":[${REQUIRED}],"failedChecks":["listener-${REQUIRED}"]}`, "nothing listens yet");
     const holder = await holdPort(t, { family: 6, port: REQUIRED, wrapper: inside });
-    t.equal(await probe(), `503 {"status":"not ready","missingListeners":[${REQUIRED}]}`, "bound but not listening");
+    t.equal(await probe(), `503 {"status":"not ready","missingListeners":[${REQUIRED}],"failedChecks":["listener-${REQUIRED}"]}`, "bound but not listening");
     await holder.listen();
     t.equal(await probe(), '200 {"status":"ready"}', "a [::] listener (tcp6 only) satisfies it");
     await holder.close();
-    t.equal(await probe(), `503 {"status":"not ready","missingListeners":[${REQUIRED}]}`, "gone again");
+    t.equal(await probe(), `503 {"status":"not ready","missingListeners":[${REQUIRED}],"failedChecks":["listener-${REQUIRED}"]}`, "gone again");
     const states = daemon.records.filter((record) => String(record.msg).startsWith("required listeners")).map((record) => record.msg);
     t.same(states, [
       "required listeners missing; reporting not ready",

@@ -84,7 +84,7 @@ t.test("a sequence logs one line per transition", async (t) => {
   ];
   for (const [next, state, ready] of steps) {
     scanner.next = next;
-    const verdict = await check.check();
+    const { verdict } = await check.check();
     t.equal(verdict.state, state);
     t.equal(verdict.ready, ready);
     clock.time += 1000;
@@ -125,12 +125,12 @@ t.test("the cache bounds scans however many callers", async (t) => {
   await Promise.all(Array.from({ length: 32 }, () => check.check()));
   t.equal(scanner.calls, 1, "32 concurrent callers, one scan");
   clock.time += 500;
-  t.equal(check.peek()?.state, "present", "cached within the TTL");
+  t.equal(check.peek()?.verdict.state, "present", "cached within the TTL");
   await check.check();
   t.equal(scanner.calls, 1);
   clock.time += 500;
   scanner.next = seen([]);
-  t.equal((await check.check()).state, "missing", "after the TTL a new scan sees the change");
+  t.equal((await check.check()).verdict.state, "missing", "after the TTL a new scan sees the change");
   t.equal(scanner.calls, 2);
 });
 
@@ -138,8 +138,9 @@ t.test("no required ports: always ready, never a scan, nothing logged", async (t
   const { log, records } = captureLog();
   const scanner = new ScriptedScanner();
   const check = new ReadinessCheck({ requiredPorts: [], scanner, log, ttlMs: 1000 });
-  t.equal((await check.check()).ready, true);
-  t.equal(check.peek()?.ready, true);
+  t.same((await check.check()).checks, [], "no check but shutdown");
+  t.same(check.peek()?.checks, []);
+  t.same(check.names, ["shutdown"]);
   t.equal(scanner.calls, 0);
   t.same(records, []);
 });

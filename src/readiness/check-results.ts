@@ -1,0 +1,45 @@
+// Named check results (CONTRACT §2): `listener-<port>` per required port, `upstream`, `shutdown`, each ok or a short fixed reason.
+import type { Verdict } from "./verdict.js";
+
+/** One named check's outcome. `reason` is short and fixed: it is shown to unauthenticated callers. */
+export type CheckResult =
+  | { readonly name: string; readonly ok: true; /** Set when the check passed only because it could not be enforced. */ readonly note?: string }
+  | { readonly name: string; readonly ok: false; readonly reason: string };
+
+/** What one cached run of the checks found (the shutdown check is not here: it is read live). */
+export interface ReadinessReport {
+  /** The listener verdict (for `missingListeners` and the transition log). */
+  readonly verdict: Verdict;
+  /** Every check but `shutdown`, in the contract's order: listeners ascending, then upstream. */
+  readonly checks: readonly CheckResult[];
+}
+
+export const SHUTDOWN_CHECK = "shutdown";
+export const UPSTREAM_CHECK = "upstream";
+
+/** `listener-15008`. */
+export function listenerCheckName(port: number): string {
+  return `listener-${port}`;
+}
+
+/** One result per required port, from one verdict: all the listener checks share one scan. */
+export function listenerResults(verdict: Verdict): CheckResult[] {
+  switch (verdict.state) {
+    case "present":
+      return verdict.ports.map((port) => ({ name: listenerCheckName(port), ok: true }));
+    case "missing": {
+      const missing = new Set(verdict.missing);
+      return verdict.ports.map((port) =>
+        missing.has(port) ? { name: listenerCheckName(port), ok: false, reason: "not listening" } : { name: listenerCheckName(port), ok: true },
+      );
+    }
+    case "not enforced":
+      // Fail open: which ports a table hid cannot be told, so none is reported missing.
+      return verdict.ports.map((port) => ({ name: listenerCheckName(port), ok: true, note: "not enforced: socket table unreadable" }));
+  }
+}
+
+/** The names of every configured check, in order, `shutdown` last: what `/readyz/<name>` and `?exclude` accept. */
+export function checkNames(requiredPorts: readonly number[], upstreamCheck: boolean): string[] {
+  return [...requiredPorts.map(listenerCheckName), ...(upstreamCheck ? [UPSTREAM_CHECK] : []), SHUTDOWN_CHECK];
+}

@@ -1,0 +1,113 @@
+// The upstream check (CONTRACT §3b): GET the app's own health path on the upstream's origin; 200-399 passes, like the kubelet's httpGet probe.
+import type { Dispatcher, Pool } from "undici";
+// Pool alone, as the proxy loads it: no second copy of undici's index at start-up.
+import PoolClass from "undici/lib/dispatcher/pool.js";
+import { formatDuration } from "../config/duration.js";
+import { errorCode } from "../errors.js";
+import { VERSION } from "../version.js";
+
+/** One probe's outcome: `reason` is the short public text, `status` or `err` go to the log. */
+export type ProbeOutcome =
+  | { readonly ok: true; readonly status: number }
+  | { readonly ok: false; readonly reason: string; readonly status?: number; readonly err?: string };
+
+export interface UpstreamProbeOptions {
+  /** `http://host:port`: the path prefix of --upstream is not applied. */
+  readonly origin: string;
+  readonly path: string;
+  readonly timeoutMs: number;
+}
+
+/** The kubelet reads at most 10 KB of a probe's body; so do we, then the rest is discarded. */
+const MAX_BODY_BYTES = 10 * 1024;
+
+/** Probes the app; one connection of its own, so proxied traffic never queues behind a probe or the reverse. */
+export class UpstreamProbe {
+  readonly #pool: Pool;
+  readonly #options: UpstreamProbeOptions;
+  readonly #timeoutReason: string;
+  readonly #headers: string[];
+
+  constructor(options: UpstreamProbeOptions) {
+    this.#options = options;
+    this.#pool = new PoolClass(options.origin, { connections: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
+    this.#timeoutReason = `timeout after ${formatDuration(options.timeoutMs)}`;
+    this.#headers = ["user-agent", `readiness-proxy/${VERSION}`, "accept", "*/*"];
+  }
+
+  /**
+   * One probe. Never rejects, and always settles within the timeout: the timer answers for a
+   * hung app and aborts its request, whatever state undici's own timers are in.
+   */
+  probe(): Promise<ProbeOutcome> {
+    return new Promise((resolve) => {
+      const handler = new ProbeHandler(resolve, this.#timeoutReason);
+      const timer = setTimeout(() => handler.timeOut(), this.#options.timeoutMs);
+      handler.onSettled = () => clearTimeout(timer);
+      try {
+        this.#pool.dispatch(
+          { origin: this.#options.origin, path: this.#options.path, method: "GET", headers: this.#headers, headersTimeout: this.#options.timeoutMs, bodyTimeout: this.#options.timeoutMs },
+          handler,
+        );
+      } catch (error) {
+        handler.onError(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#pool.destroy();
+  }
+}
+
+/** Settles on the status line; then reads up to 10 KB of body so the connection can be reused. */
+class ProbeHandler implements Dispatcher.DispatchHandler {
+  onSettled: () => void = () => {};
+  readonly #resolve: (outcome: ProbeOutcome) => void;
+  readonly #timeoutReason: string;
+  #settled = false;
+  #abort: ((reason?: Error) => void) | undefined;
+  #bodyBytes = 0;
+
+  constructor(resolve: (outcome: ProbeOutcome) => void, timeoutReason: string) {
+    this.#resolve = resolve;
+    this.#timeoutReason = timeoutReason;
+  }
+
+  timeOut(): void {
+    this.#settle({ ok: false, reason: this.#timeoutReason, err: "timed out" });
+    this.#abort?.(new Error("upstream health check timed out"));
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.#abort = abort;
+    if (this.#settled) abort(new Error("upstream health check timed out"));
+  }
+
+  onHeaders(statusCode: number): boolean {
+    if (statusCode < 200) return true; // interim
+    this.#settle(statusCode < 400 ? { ok: true, status: statusCode } : { ok: false, reason: `status ${statusCode}`, status: statusCode });
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.#bodyBytes += chunk.length;
+    if (this.#bodyBytes > MAX_BODY_BYTES) this.#abort?.(new Error("health body over 10 KB: discarded"));
+    return true;
+  }
+
+  onComplete(): void {}
+
+  onError(error: Error): void {
+    const code = errorCode(error);
+    const reason = code === "ECONNREFUSED" ? "connection refused" : code === "UND_ERR_HEADERS_TIMEOUT" ? this.#timeoutReason : "connection failed";
+    this.#settle({ ok: false, reason, err: code === undefined ? error.message : `${code}: ${error.message}` });
+  }
+
+  #settle(outcome: ProbeOutcome): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.onSettled();
+    this.#resolve(outcome);
+  }
+}

@@ -1,0 +1,66 @@
+// The upstream probe against real sockets: 200-399 pass, 500 fails, a hung app fails at the timeout, a refused port, the 10 KB body cap.
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import t, { type Test } from "tap";
+import { UpstreamProbe } from "../../src/readiness/upstream-probe.js";
+import { closedPort } from "../helpers/test-doubles.js";
+import { startUpstream } from "../helpers/upstream.js";
+
+function probeFor(t: Test, origin: string, path = "/ready", timeoutMs = 1000) {
+  const probe = new UpstreamProbe({ origin, path, timeoutMs });
+  t.teardown(() => probe.close());
+  return probe;
+}
+
+t.test("statuses: 200-399 pass like the kubelet's httpGet probe", async (t) => {
+  const upstream = await startUpstream(t);
+  let status = 200;
+  upstream.handle((_req, res) => {
+    res.statusCode = status;
+    res.end("body");
+  });
+  const probe = probeFor(t, upstream.url);
+  for (const [given, ok] of [[200, true], [204, true], [302, true], [399, true], [400, false], [404, false], [500, false], [503, false]] as const) {
+    status = given;
+    const outcome = await probe.probe();
+    t.equal(outcome.ok, ok, `${given}`);
+    if (!outcome.ok) t.equal(outcome.reason, `status ${given}`);
+  }
+  const request = upstream.received.at(-1)!;
+  t.equal(request.url, "/ready");
+  t.equal(request.headers["user-agent"], "readiness-proxy/0.1.0");
+  t.equal(request.headers.accept, "*/*");
+  t.equal(upstream.received.length, 8);
+});
+
+t.test("a refused connection", async (t) => {
+  const outcome = await probeFor(t, `http://127.0.0.1:${await closedPort()}`).probe();
+  t.match(outcome, { ok: false, reason: "connection refused", err: /ECONNREFUSED/ });
+});
+
+t.test("a hung app fails at the timeout, not later, and the next probe works again", async (t) => {
+  let hang = true;
+  const upstream = await startUpstream(t);
+  upstream.handleRaw((_req, res) => {
+    if (!hang) res.end("ok");
+  });
+  const probe = probeFor(t, upstream.url, "/ready", 150);
+  const started = performance.now();
+  const outcome = await probe.probe();
+  const elapsed = performance.now() - started;
+  t.match(outcome, { ok: false, reason: "timeout after 150ms" });
+  t.ok(elapsed >= 140, `waited the timeout (${elapsed.toFixed(0)} ms)`);
+  t.comment(`answered after ${elapsed.toFixed(0)} ms for a 150 ms timeout`);
+  hang = false;
+  t.match(await probe.probe(), { ok: true, status: 200 });
+});
+
+t.test("a body over 10 KB is cut and the verdict still stands; a raw garbage answer fails", async (t) => {
+  const upstream = await startUpstream(t);
+  upstream.handle((_req, res) => res.end(Buffer.alloc(1024 * 1024, 0x61)));
+  t.match(await probeFor(t, upstream.url).probe(), { ok: true, status: 200 });
+  const garbage = createServer((socket) => socket.end("NOT HTTP\r\n\r\n"));
+  await new Promise<void>((resolve) => garbage.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => garbage.close());
+  t.match(await probeFor(t, `http://127.0.0.1:${(garbage.address() as AddressInfo).port}`).probe(), { ok: false, reason: "connection failed" });
+});
