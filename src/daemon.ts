@@ -1,20 +1,22 @@
-// Wires a validated Config into a daemon ready to start: check, pages, proxy, server, shutdown. Used by main.ts and the HTTP tests.
+// Wires a validated Config into a daemon ready to start: checks, pages, proxy, server, shutdown, and the app and metrics when asked. Used by main.ts and the HTTP tests.
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import type { Logger } from "pino";
+import { AppProcess } from "./app/app-process.js";
 import type { Config } from "./cli.js";
 import { describeConfig } from "./cli.js";
 import { formatListenAddress } from "./config/listen-address.js";
-import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "./errors.js";
-import { AppProcess } from "./app/app-process.js";
 import { loadErrorPages } from "./http/error-pages.js";
 import { ErrorResponder } from "./http/error-response.js";
-import { HealthEndpoints } from "./http/health.js";
+import { HealthEndpoints, type DrainState } from "./http/health.js";
+import { listen } from "./http/listen.js";
 import { ReverseProxy } from "./http/proxy.js";
+import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
 import { createProxyServer } from "./http/server.js";
 import { createUpgradeTunnel } from "./http/upgrade-tunnel.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
-import { ReadinessCheck } from "./readiness/readiness-check.js";
+import { checkNames } from "./readiness/check-results.js";
+import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
 import { UpstreamProbe } from "./readiness/upstream-probe.js";
 import { GracefulShutdown } from "./shutdown.js";
 
@@ -25,27 +27,43 @@ export interface Daemon {
   readonly readiness: ReadinessCheck;
   readonly shutdown: GracefulShutdown;
   /**
-   * Opens the listener, logs `listening`, runs the first check, then starts the app (entrypoint
-   * form) so that no request of the app's can arrive before we serve; resolves with the address
-   * bound (port 0 resolved). Rejects with a listen error (exit 1, the app never started) or an
-   * app start error (exit 127 or 126).
+   * Opens the listener (then the metrics listener, if any), logs `listening`, runs the first
+   * check, then starts the app (entrypoint form) so that no request of the app's can arrive
+   * before we serve; resolves with the address bound (port 0 resolved). Rejects with a listen
+   * error (exit 1, the app never started) or an app start error (exit 127 or 126).
    */
   start(): Promise<AddressInfo>;
 }
+
+/** Metrics as the daemon sees them: two observers and a listener (src/metrics/ implements it). */
+export interface DaemonMetrics {
+  readonly proxy: ProxyObserver;
+  readonly readiness: ReadinessObserver;
+  start(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Builds the metrics once the daemon knows its drain flag and check names. */
+export type MetricsFactory = (parts: { readonly drain: DrainState; readonly checkNames: readonly string[] }) => DaemonMetrics;
 
 export interface DaemonOptions {
   readonly log: Logger;
   /** Injected in tests to count or fail socket table reads. */
   readonly readTable?: TableReader;
+  /** Given only with --metrics-listen. */
+  readonly metrics?: MetricsFactory;
 }
 
 /**
  * Builds the daemon without opening the listener, so the caller can install signal handlers
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
- * an unreadable --error-pages-dir; `start` rejects with a listen error (exit 1) when the address
- * is in use or not permitted.
+ * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, readTable }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
+  // Set by the shutdown, read by /readyz, the server and the metrics.
+  const drain = { draining: false };
+  const metrics = createMetrics?.({ drain, checkNames: checkNames(config.requiredPorts, config.upstreamHealthPath !== undefined) });
+  const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
   const upstreamProbe =
     config.upstreamHealthPath === undefined
@@ -58,6 +76,7 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
     ttlMs: config.cacheTtlMs,
     upstream: upstreamProbe && { path: config.upstreamHealthPath!, probe: () => upstreamProbe.probe() },
     warnAfterMs: config.warnAfterMs,
+    observer: metrics?.readiness,
   });
   const proxy = new ReverseProxy({
     upstream: config.upstream,
@@ -65,10 +84,9 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
     errors,
     log,
     interceptUpstreamErrors: config.interceptUpstreamErrors,
+    observer,
   });
-  // Set by the shutdown, read by /readyz and the server.
-  const drain = { draining: false };
-  const tunnel = createUpgradeTunnel({ upstream: config.upstream, log, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs });
+  const tunnel = createUpgradeTunnel({ upstream: config.upstream, log, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs, observer });
   const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
   const shutdown = new GracefulShutdown({
@@ -81,11 +99,16 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
       tunnel.closeAll();
       await Promise.all([proxy.close(), upstreamProbe?.close()]);
     },
-    // The app gets the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
-    afterDrain: app ? (reason) => app.stop(reason === "SIGINT" ? "SIGINT" : "SIGTERM") : undefined,
+    afterDrain: async (reason) => {
+      // The app gets the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
+      await app?.stop(reason === "SIGINT" ? "SIGINT" : "SIGTERM");
+      // Last: a scrape during the drain still sees it.
+      await metrics?.close();
+    },
   });
   const start = async () => {
-    const address = await listen(server, config);
+    const address = await listen(server, config.listen);
+    await metrics?.start();
     log.info(
       {
         listen: formatListenAddress({ host: config.listen.host, port: address.port }),
@@ -103,26 +126,4 @@ export function createDaemon(config: Config, { log, readTable }: DaemonOptions):
     return address;
   };
   return { server, app, readiness, shutdown, start };
-}
-
-function listen(server: Server, config: Config): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      const where = formatListenAddress(config.listen);
-      const why =
-        error.code === "EADDRINUSE"
-          ? "address already in use"
-          : error.code === "EACCES"
-            ? "permission denied"
-            : error.code === "EADDRNOTAVAIL"
-              ? "address not available on this host"
-              : error.message;
-      reject(new ReadinessProxyError(ERROR_CODES.listen, `cannot listen on ${where}: ${why}`, EXIT_CODES.runtime));
-    };
-    server.once("error", onError);
-    server.listen({ host: config.listen.host, port: config.listen.port }, () => {
-      server.off("error", onError);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }

@@ -27,7 +27,9 @@ async function main(): Promise<void> {
 
   let daemon: Daemon;
   try {
-    daemon = createDaemon(config, { log });
+    // prom-client is loaded only when metrics are asked for: start-up and the hot path pay nothing otherwise.
+    const metrics = config.metricsListen && (await import("./metrics/metrics.js")).metricsFactory(config.metricsListen, log);
+    daemon = createDaemon(config, { log, metrics: metrics || undefined });
   } catch (error) {
     exitOnKnownError(error);
   }

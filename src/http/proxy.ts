@@ -10,6 +10,7 @@ import { errorCode } from "../errors.js";
 import { logProxyError, wantsHtml, type ErrorResponder } from "./error-response.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
 import { requestHeaders } from "./forwarded-headers.js";
+import { upstreamErrorReason, type ProxyObserver } from "./proxy-observer.js";
 import { requestIdOf } from "./request-id.js";
 
 export interface ProxyOptions {
@@ -19,6 +20,8 @@ export interface ProxyOptions {
   readonly log: Logger;
   /** Replace an upstream 5xx body with the branded page, for browser navigations only. */
   readonly interceptUpstreamErrors: boolean;
+  /** Metrics, or NO_PROXY_OBSERVER. */
+  readonly observer: ProxyObserver;
 }
 
 /** A reused keep-alive socket the upstream closed just as we sent: safe to retry once if idempotent. */
@@ -47,12 +50,15 @@ export class ReverseProxy {
   /** Starts forwarding `req`; the response is written to `res` as the upstream answers. */
   forward(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? "/";
+    const observer = this.#options.observer;
+    // Metrics off: not even the clock is read.
+    const startedAt = observer.enabled ? startObserving(observer, res) : 0;
     if (url.charCodeAt(0) !== 0x2f /* "/" */) {
       // Absolute-form and `*` targets are for forward proxies, which this is not.
-      failBeforeHead(this.#options, req, res, 400, new Error("request target is not a path"), "bad request target");
+      failBeforeHead(this.#options, req, res, 400, new Error("request target is not a path"), "bad request target", startedAt);
       return;
     }
-    new Exchange(this.#pool, this.#options, req, res, this.#pathPrefix + url).start();
+    new Exchange(this.#pool, this.#options, req, res, this.#pathPrefix + url, startedAt).start();
   }
 
   /** Closes idle upstream connections and waits for none to be left. */
@@ -62,11 +68,20 @@ export class ReverseProxy {
 
 }
 
+/** Counts the request in flight until its response closes; returns when it began, for the head latency. */
+function startObserving(observer: ProxyObserver, res: ServerResponse): number {
+  observer.requestStarted();
+  res.once("close", () => observer.requestClosed());
+  return performance.now();
+}
+
 /** Answers a proxy-made error before any byte of the response was sent, and logs it at warn. */
-function failBeforeHead(options: ProxyOptions, req: IncomingMessage, res: ServerResponse, status: number, error: Error, reason: string): void {
+function failBeforeHead(options: ProxyOptions, req: IncomingMessage, res: ServerResponse, status: number, error: Error, reason: string, startedAt: number): void {
   const requestId = requestIdOf(req);
   logProxyError(options.log, req, requestId, status, error, reason);
   if (res.headersSent || res.destroyed) return;
+  const { observer } = options;
+  if (observer.enabled) observer.responseHead(status, req.method ?? "", (performance.now() - startedAt) / 1000);
   if (status === 400) {
     // The client's mistake: no branded page, and the connection is not reused.
     const body = JSON.stringify({ error: { code: 400, message: reason, requestId } });
@@ -90,16 +105,18 @@ class Exchange implements Dispatcher.DispatchHandler {
   readonly #path: string;
   #abortUpstream: ((reason?: Error) => void) | undefined;
   #resumeUpstream: (() => void) | undefined;
+  readonly #startedAt: number;
   #retried = false;
   #clientGone = false;
   #interceptedStatus = 0;
 
-  constructor(pool: Pool, options: ProxyOptions, req: IncomingMessage, res: ServerResponse, path: string) {
+  constructor(pool: Pool, options: ProxyOptions, req: IncomingMessage, res: ServerResponse, path: string, startedAt: number) {
     this.#pool = pool;
     this.#options = options;
     this.#req = req;
     this.#res = res;
     this.#path = path;
+    this.#startedAt = startedAt;
   }
 
   start(): void {
@@ -137,6 +154,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.#resumeUpstream = resume;
     const res = this.#res;
     if (res.destroyed) return false;
+    const { observer } = this.#options;
+    if (observer.enabled) observer.responseHead(statusCode, this.#req.method ?? "", (performance.now() - this.#startedAt) / 1000);
     if (statusCode >= 500 && this.#options.interceptUpstreamErrors && wantsHtml(this.#req.headers.accept)) {
       this.#interceptedStatus = statusCode;
       return true;
@@ -201,13 +220,14 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     if (code === "UND_ERR_INVALID_ARG") {
       // undici refused what the client sent (a header it will not forward): not the upstream's fault.
-      failBeforeHead(options, this.#req, res, 400, error, "request cannot be forwarded");
+      failBeforeHead(options, this.#req, res, 400, error, "request cannot be forwarded", this.#startedAt);
       return;
     }
     // Refused, reset, unresolvable, or an answer undici could not parse: all "bad gateway".
     const timedOut = code === "UND_ERR_HEADERS_TIMEOUT";
     const reason = timedOut ? "upstream response head timed out" : "upstream unavailable";
-    failBeforeHead(options, this.#req, res, timedOut ? 504 : 502, error, reason);
+    options.observer.upstreamError(upstreamErrorReason(code));
+    failBeforeHead(options, this.#req, res, timedOut ? 504 : 502, error, reason, this.#startedAt);
   }
 
   // ---- helpers ----

@@ -7,6 +7,7 @@ import { errorCode } from "../errors.js";
 import { jsonErrorBody, logProxyError } from "./error-response.js";
 import { requestHeaders } from "./forwarded-headers.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
+import type { ProxyObserver } from "./proxy-observer.js";
 import { requestIdOf } from "./request-id.js";
 
 export interface UpgradeTunnelOptions {
@@ -14,6 +15,8 @@ export interface UpgradeTunnelOptions {
   readonly log: Logger;
   /** The upstream must answer the handshake within this, else 504 (as for any request). */
   readonly responseHeaderTimeoutMs: number;
+  /** Counts open tunnels (metrics), or NO_PROXY_OBSERVER. */
+  readonly observer: ProxyObserver;
 }
 
 /** Statuses whose response never has a body (RFC 9110 §6.4.1). */
@@ -29,7 +32,7 @@ const NO_BODY_STATUSES = new Set([204, 304]);
  * requests on that connection would reach the app unfiltered ("WebSocket smuggling").
  * Other protocols (`h2c`) are not ours to switch: the request goes up as plain HTTP/1.1.
  */
-export function createUpgradeTunnel({ upstream, log, responseHeaderTimeoutMs }: UpgradeTunnelOptions) {
+export function createUpgradeTunnel({ upstream, log, responseHeaderTimeoutMs, observer }: UpgradeTunnelOptions) {
   const target = new URL(upstream.origin);
   const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
   const port = Number(target.port || 80);
@@ -95,6 +98,8 @@ export function createUpgradeTunnel({ upstream, log, responseHeaderTimeoutMs }: 
       client.write(rawHead(101, res.statusMessage ?? "Switching Protocols", withoutHopByHop(res.rawHeaders, ["upgrade", "connection"])));
       if (upgradeHead.length > 0) client.write(upgradeHead);
       if (head.length > 0) upstreamSocket.write(head);
+      observer.tunnelOpened();
+      client.once("close", () => observer.tunnelClosed());
       upstreamSocket.on("error", () => client.destroy());
       upstreamSocket.once("close", () => client.end());
       client.once("close", () => upstreamSocket.destroy());

@@ -2,7 +2,8 @@
 import type { Test } from "tap";
 import { parseCommandLine } from "../../src/cli.js";
 import type { AddressInfo } from "node:net";
-import { createDaemon, type Daemon } from "../../src/daemon.js";
+import { createDaemon, type Daemon, type MetricsFactory } from "../../src/daemon.js";
+import { metricsFactory } from "../../src/metrics/metrics.js";
 import type { TableReader } from "../../src/procfs/listener-scan.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
 
@@ -10,6 +11,8 @@ export interface TestDaemon extends Daemon {
   readonly address: AddressInfo;
   readonly port: number;
   readonly logs: CapturedLog;
+  /** With --metrics-listen: the metrics listener's port. */
+  readonly metricsPort: number | undefined;
 }
 
 /** Starts a daemon for `t` and stops it (listener and upstream pool) when `t` ends. */
@@ -17,11 +20,19 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
   const commandLine = parseCommandLine(["--listen", "127.0.0.1:0", ...args], {}, { writeOut: () => {}, writeErr: (text) => t.comment(text) });
   if (commandLine.action !== "run") throw new Error(`arguments refused: ${args.join(" ")}`);
   const logs = captureLog();
-  const daemon = createDaemon({ ...commandLine.config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable });
+  const { config } = commandLine;
+  let metricsPort: number | undefined;
+  const metrics: MetricsFactory | undefined =
+    config.metricsListen &&
+    ((parts) => {
+      const created = metricsFactory(config.metricsListen!, logs.log)(parts);
+      return { ...created, start: async () => (metricsPort = (await created.start()).port) };
+    });
+  const daemon = createDaemon({ ...config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable, metrics });
   const address = await daemon.start();
   t.teardown(async () => {
     daemon.server.closeAllConnections();
     if (!daemon.shutdown.draining) await daemon.shutdown.run("teardown");
   });
-  return { ...daemon, address, port: address.port, logs };
+  return { ...daemon, address, port: address.port, logs, metricsPort };
 }

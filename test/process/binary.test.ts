@@ -100,6 +100,19 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
     t.equal(existsSync(marker), false);
   });
 
+  t.test("serves Prometheus metrics on --metrics-listen; an address in use is exit 1 with one line", async (t) => {
+    const upstream = await startUpstream(t);
+    const daemon = await spawnDaemon(t, binary.command, ["--upstream", upstream.url, "--metrics-listen", "127.0.0.1:0"]);
+    const metricsPort = Number(/:(\d+)$/.exec(String((await daemon.waitForLog("metrics listening")).listen))?.[1]);
+    await send(daemon.port, "/v1/models");
+    const scrape = (await send(metricsPort, "/metrics")).text();
+    t.match(scrape, /^readiness_proxy_requests_total\{code="200",method="GET"\} 1$/m);
+    t.match(scrape, new RegExp(`^readiness_proxy_build_info\\{version="0\\.1\\.0",node_version="v${embeddedVersion.replace(/\./g, "\\.")}"\\} 1$`, "m"));
+    const busy = await runToExit([BINARY, "--listen", "127.0.0.1:0", "--metrics-listen", `127.0.0.1:${metricsPort}`]);
+    t.equal(busy.code, 1);
+    t.equal(busy.stderr, `error: cannot listen on 127.0.0.1:${metricsPort} (--metrics-listen): address already in use\n`);
+  });
+
   t.test("start-up time (printed, not asserted: see bench/)", async (t) => {
     const timings: number[] = [];
     for (let run = 0; run < 3; run++) {

@@ -1,0 +1,28 @@
+// Opens a node:http server on a [host]:port, turning the usual failures into one line for a person (exit 1).
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { formatListenAddress, type ListenAddress } from "../config/listen-address.js";
+import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "../errors.js";
+
+/** Resolves with the address bound (port 0 resolved); rejects with `cannot listen on <where>: <why>`. */
+export function listen(server: Server, address: ListenAddress, label = ""): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      const where = `${formatListenAddress(address)}${label}`;
+      const why =
+        error.code === "EADDRINUSE"
+          ? "address already in use"
+          : error.code === "EACCES"
+            ? "permission denied"
+            : error.code === "EADDRNOTAVAIL"
+              ? "address not available on this host"
+              : error.message;
+      reject(new ReadinessProxyError(ERROR_CODES.listen, `cannot listen on ${where}: ${why}`, EXIT_CODES.runtime));
+    };
+    server.once("error", onError);
+    server.listen({ host: address.host, port: address.port }, () => {
+      server.off("error", onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}

@@ -1,0 +1,89 @@
+// Prometheus metrics on their own listener (CONTRACT §9): one registry, the observers the proxy and the check report to, GET /metrics.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { formatListenAddress, type ListenAddress } from "../config/listen-address.js";
+import type { DrainState } from "../http/health.js";
+import { listen } from "../http/listen.js";
+import { VERSION } from "../version.js";
+import { ReadinessMetrics } from "./readiness-metrics.js";
+import { RequestMetrics } from "./request-metrics.js";
+
+export interface MetricsOptions {
+  readonly listen: ListenAddress;
+  readonly checkNames: readonly string[];
+  readonly drain: DrainState;
+  readonly log: Logger;
+}
+
+/** What the daemon wires: the two observers, and the listener's life. */
+export interface Metrics {
+  readonly proxy: RequestMetrics;
+  readonly readiness: ReadinessMetrics;
+  readonly registry: Registry;
+  /** Opens the metrics listener; rejects with a one-line listen error (exit 1). */
+  start(): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the registry. Only loaded (by a dynamic import in main.ts) when --metrics-listen is
+ * given: without it prom-client is never evaluated and the hot path calls a no-op observer.
+ */
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  new Gauge({ name: "readiness_proxy_build_info", help: "1, labelled with the version and the Node runtime.", labelNames: ["version", "node_version"], registers: [registry] }).set(
+    { version: VERSION, node_version: process.version },
+    1,
+  );
+  const proxy = new RequestMetrics(registry);
+  const readiness = new ReadinessMetrics(registry, options.checkNames, options.drain);
+  const server = createMetricsServer(registry);
+  return {
+    proxy,
+    readiness,
+    registry,
+    start: async () => {
+      const address = await listen(server, options.listen, " (--metrics-listen)");
+      options.log.info({ listen: formatListenAddress({ host: options.listen.host, port: address.port }) }, "metrics listening");
+      return address;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** The factory the daemon calls once it knows its drain flag and check names. */
+export function metricsFactory(listenAddress: ListenAddress, log: Logger) {
+  return (parts: { readonly drain: DrainState; readonly checkNames: readonly string[] }): Metrics => createMetrics({ listen: listenAddress, log, ...parts });
+}
+
+/** GET or HEAD /metrics (query ignored); any other path 404, any other method 405. */
+function createMetricsServer(registry: Registry): Server {
+  return createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+    const url = req.url ?? "";
+    const path = url.split("?", 1)[0];
+    if (path !== "/metrics") {
+      res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found: metrics are at /metrics\n");
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end("method not allowed\n");
+      return;
+    }
+    registry.metrics().then(
+      (body) => {
+        res.writeHead(200, { "content-type": registry.contentType, "content-length": Buffer.byteLength(body), "cache-control": "no-store" });
+        res.end(req.method === "HEAD" ? undefined : body);
+      },
+      (error: unknown) => {
+        res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end(`cannot collect metrics: ${error instanceof Error ? error.message : String(error)}\n`);
+      },
+    );
+  });
+}

@@ -1,0 +1,100 @@
+// The proxy's metrics (CONTRACT §9): counted in plain arrays on the hot path, handed to prom-client only when Prometheus scrapes.
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { ProxyObserver, UpstreamErrorReason } from "../http/proxy-observer.js";
+import { LatencyHistogram } from "./latency-histogram.js";
+
+/** The `method` label's values: the standard methods, anything else `OTHER` (label values stay bounded). */
+const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "OTHER"] as const;
+const OTHER = METHODS.length - 1;
+const REASONS: readonly UpstreamErrorReason[] = ["refused", "reset", "timeout", "other"];
+
+function methodIndex(method: string): number {
+  const index = (METHODS as readonly string[]).indexOf(method);
+  return index < 0 ? OTHER : index;
+}
+
+/**
+ * Implements the proxy's observer. Per request: one increment of an array slot found by status
+ * and method index, one histogram slot, two gauge counts; no label object, no hashing. The
+ * prom-client metrics read these arrays in their `collect` hook, which runs only on a scrape.
+ */
+export class RequestMetrics implements ProxyObserver {
+  readonly enabled = true;
+  readonly #requests = new Float64Array(600 * METHODS.length);
+  readonly #errors = new Float64Array(REASONS.length);
+  readonly #latency = new LatencyHistogram("readiness_proxy_request_duration_seconds", "Time from the request's start to the response head (the upstream's or the proxy's own error), by status code.");
+  #inFlight = 0;
+  #tunnels = 0;
+
+  constructor(registry: Registry) {
+    const requests = this.#requests;
+    const errors = this.#errors;
+    new Counter({
+      name: "readiness_proxy_requests_total",
+      help: "Proxied requests by final status code and method (health paths excluded).",
+      labelNames: ["code", "method"],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (let slot = 0; slot < requests.length; slot++) {
+          const count = requests[slot]!;
+          if (count > 0) this.inc({ code: String(Math.floor(slot / METHODS.length)), method: METHODS[slot % METHODS.length]! }, count);
+        }
+      },
+    });
+    new Counter({
+      name: "readiness_proxy_upstream_errors_total",
+      help: "Requests the upstream failed before a response head, by reason.",
+      labelNames: ["reason"],
+      registers: [registry],
+      collect() {
+        // Every reason, zeros included, so rate() has a series from the first scrape.
+        this.reset();
+        REASONS.forEach((reason, index) => this.inc({ reason }, errors[index]!));
+      },
+    });
+    registry.registerMetric(this.#latency as never);
+    const self = this;
+    new Gauge({
+      name: "readiness_proxy_requests_in_flight",
+      help: "Proxied requests whose response has not closed yet.",
+      registers: [registry],
+      collect() {
+        this.set(self.#inFlight);
+      },
+    });
+    new Gauge({
+      name: "readiness_proxy_upgraded_connections",
+      help: "Open WebSocket tunnels.",
+      registers: [registry],
+      collect() {
+        this.set(self.#tunnels);
+      },
+    });
+  }
+
+  requestStarted(): void {
+    this.#inFlight++;
+  }
+
+  responseHead(status: number, method: string, seconds: number): void {
+    if (status >= 100 && status < 600) this.#requests[status * METHODS.length + methodIndex(method)]!++;
+    this.#latency.observe(status, seconds);
+  }
+
+  requestClosed(): void {
+    this.#inFlight--;
+  }
+
+  upstreamError(reason: UpstreamErrorReason): void {
+    this.#errors[REASONS.indexOf(reason)]!++;
+  }
+
+  tunnelOpened(): void {
+    this.#tunnels++;
+  }
+
+  tunnelClosed(): void {
+    this.#tunnels--;
+  }
+}
