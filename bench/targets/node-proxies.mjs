@@ -1,4 +1,4 @@
-// Starts the three Node proxies under comparison (node-http-proxy, reply-from, readiness-proxy) in front of one upstream.
+// Starts the Node proxies under comparison (node-http-proxy, reply-from, readiness-proxy without and with metrics) in front of one upstream.
 import { start, waitForPort } from "../lib/processes.mjs";
 
 /** Each on its own port, each its own process; resolves once all three accept connections. */
@@ -6,6 +6,10 @@ export async function startNodeProxies({ runtime, binary, here, upstreamUrl, por
   const httpProxy = start([runtime, `${here}/targets/http-proxy-server.mjs`, String(ports.httpProxy), upstreamUrl]);
   const replyFrom = start([runtime, `${here}/targets/reply-from-server.mjs`, String(ports.replyFrom), upstreamUrl]);
   const readinessProxy = start([binary, "--listen", `127.0.0.1:${ports.readinessProxy}`, "--upstream", upstreamUrl, "--log-level", "warn"]);
-  await Promise.all([ports.httpProxy, ports.replyFrom, ports.readinessProxy].map((port) => waitForPort(port)));
-  return { httpProxy, replyFrom, readinessProxy };
+  const withMetrics = start([
+    binary, "--listen", `127.0.0.1:${ports.readinessProxyMetrics}`, "--upstream", upstreamUrl, "--log-level", "warn",
+    "--metrics-listen", `127.0.0.1:${ports.metricsListener}`,
+  ]);
+  await Promise.all([ports.httpProxy, ports.replyFrom, ports.readinessProxy, ports.readinessProxyMetrics].map((port) => waitForPort(port)));
+  return { httpProxy, replyFrom, readinessProxy, withMetrics };
 }

@@ -10,8 +10,8 @@ export interface ProxyObserver {
   requestStarted(): void;
   /** The response head went out (the upstream's, or a proxy-made error): status and time since the request began. */
   responseHead(status: number, method: string, seconds: number): void;
-  /** The client's response closed, complete or not. */
-  requestClosed(): void;
+  /** The proxy is done with the request: its response was ended, failed, or its client went away. */
+  requestEnded(): void;
   upstreamError(reason: UpstreamErrorReason): void;
   /** A WebSocket became a tunnel / a tunnel closed. */
   tunnelOpened(): void;
@@ -25,7 +25,7 @@ export const NO_PROXY_OBSERVER: ProxyObserver = {
   enabled: false,
   requestStarted: ignore,
   responseHead: ignore,
-  requestClosed: ignore,
+  requestEnded: ignore,
   upstreamError: ignore,
   tunnelOpened: ignore,
   tunnelClosed: ignore,

@@ -8,9 +8,30 @@ const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "
 const OTHER = METHODS.length - 1;
 const REASONS: readonly UpstreamErrorReason[] = ["refused", "reset", "timeout", "other"];
 
+/** A switch over string constants: cheaper per request than a search of the list. */
 function methodIndex(method: string): number {
-  const index = (METHODS as readonly string[]).indexOf(method);
-  return index < 0 ? OTHER : index;
+  switch (method) {
+    case "GET":
+      return 0;
+    case "HEAD":
+      return 1;
+    case "POST":
+      return 2;
+    case "PUT":
+      return 3;
+    case "DELETE":
+      return 4;
+    case "CONNECT":
+      return 5;
+    case "OPTIONS":
+      return 6;
+    case "TRACE":
+      return 7;
+    case "PATCH":
+      return 8;
+    default:
+      return OTHER;
+  }
 }
 
 /**
@@ -57,7 +78,7 @@ export class RequestMetrics implements ProxyObserver {
     const self = this;
     new Gauge({
       name: "readiness_proxy_requests_in_flight",
-      help: "Proxied requests whose response has not closed yet.",
+      help: "Proxied requests the proxy has not finished yet (answered, failed, or their client gone).",
       registers: [registry],
       collect() {
         this.set(self.#inFlight);
@@ -82,7 +103,7 @@ export class RequestMetrics implements ProxyObserver {
     this.#latency.observe(status, seconds);
   }
 
-  requestClosed(): void {
+  requestEnded(): void {
     this.#inFlight--;
   }
 

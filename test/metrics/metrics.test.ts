@@ -1,12 +1,12 @@
 // Metrics through a real daemon: exact counts after known traffic, parsed by a real exposition-format parser, checked by promtool where present.
 import { spawnSync } from "node:child_process";
-import type { Server, ServerResponse } from "node:http";
+import { request, type ClientRequest, type Server, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import t from "tap";
 import { send } from "../helpers/http-client.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
-import { closedPort } from "../helpers/test-doubles.js";
+import { closedPort, deferred } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
@@ -107,6 +107,35 @@ t.test("a refused upstream, a ready pod, draining", async (t) => {
   t.equal(valueOf(families, "readiness_proxy_draining"), 1);
   t.equal(valueOf(families, "readiness_proxy_ready"), 0);
   t.equal(valueOf(families, "readiness_proxy_check_ok", { check: "shutdown" }), 0);
+});
+
+t.test("in flight while a stream is open; back to 0 when it ends or its client goes away", async (t) => {
+  const upstream = await startUpstream(t);
+  const release = deferred();
+  const upstreamSawClose = deferred();
+  upstream.handleRaw((req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write("data: 1\n\n");
+    req.once("close", () => upstreamSawClose.resolve());
+    void release.promise.then(() => res.end("data: 2\n\n"));
+  });
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--metrics-listen", "127.0.0.1:0"]);
+  const inFlight = async () => valueOf((await scrape(daemon.metricsPort!)).families, "readiness_proxy_requests_in_flight");
+  const stream = () =>
+    new Promise<ClientRequest>((resolve) => {
+      const req = request({ host: "127.0.0.1", port: daemon.port, path: "/stream", agent: false }, (res) => res.once("data", () => resolve(req)));
+      req.end();
+    });
+  const first = await stream();
+  t.equal(await inFlight(), 1, "an open stream is in flight");
+  const second = await stream();
+  t.equal(await inFlight(), 2);
+  second.destroy();
+  await upstreamSawClose.promise; // the proxy ends its side before it aborts the upstream request
+  t.equal(await inFlight(), 1, "a client that went away is no longer in flight");
+  release.resolve();
+  await new Promise((resolve) => first.once("close", resolve));
+  t.equal(await inFlight(), 0);
 });
 
 t.test("the metrics listener: /metrics only, GET and HEAD only; never on the proxy's listener", async (t) => {
