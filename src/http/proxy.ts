@@ -107,6 +107,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   #retried = false;
   #clientGone = false;
   #ended = false;
+  #answeredWithoutBody = false;
   #interceptedStatus = 0;
 
   constructor(pool: Pool, options: ProxyOptions, req: IncomingMessage, res: ServerResponse, path: string, startedAt: number) {
@@ -159,9 +160,21 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.#interceptedStatus = statusCode;
       return true;
     }
-    const headers = responseHeaders(rawHeaders);
+    const bodiless = statusCode === 204 || statusCode === 304 || this.#req.method === "HEAD";
+    const headers = responseHeaders(rawHeaders, statusCode === 204);
     if (statusText) res.writeHead(statusCode, statusText, headers);
     else res.writeHead(statusCode, headers);
+    if (bodiless) {
+      // The status (or HEAD) says there is no body, whatever Content-Length says (RFC 9110
+      // §6.4.1, §8.6: a 304 may carry the full representation's length). The response is
+      // complete now; undici's complaint that the length was not met, or about stray bytes
+      // after the head, comes later and concerns only the upstream connection.
+      this.#answeredWithoutBody = true;
+      this.#res.off("close", this.#onClientClose);
+      this.#end();
+      res.end();
+      return true;
+    }
     // Head, the body bytes that came in the same read and, for a small response, its end, all
     // go out in one writev when the tick ends: a syscall per response saved (measured ~15% of
     // CPU per request). A stream's head and first event still leave at once, this same tick.
@@ -171,7 +184,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.#interceptedStatus !== 0) return true; // the upstream's page is replaced; drain it
+    if (this.#interceptedStatus !== 0 || this.#answeredWithoutBody) return true; // replaced, or no body is due: drain it
     const res = this.#res;
     if (res.destroyed) return false;
     if (res.write(chunk)) return true;
@@ -180,6 +193,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    if (this.#answeredWithoutBody) return;
     const res = this.#res;
     this.#res.off("close", this.#onClientClose);
     this.#end();
@@ -198,6 +212,10 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onError(error: Error): void {
     const res = this.#res;
+    if (this.#answeredWithoutBody) {
+      this.#options.log.debug({ method: this.#req.method, url: this.#req.url, code: errorCode(error), err: error.message }, "upstream sent a body after a bodiless response");
+      return;
+    }
     // We aborted it ourselves, or the client's connection is gone: nobody is left to answer.
     // (Not req.destroyed: undici destroys a request body stream on every error.)
     if (this.#clientGone || res.destroyed) {
@@ -271,8 +289,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   };
 }
 
-/** The upstream's headers as a flat [name, value, ...] list for writeHead, minus hop-by-hop ones. */
-function responseHeaders(rawHeaders: Buffer[]): string[] {
+/** The upstream's headers as a flat [name, value, ...] list for writeHead, minus hop-by-hop ones (and Content-Length for a 204). */
+function responseHeaders(rawHeaders: Buffer[], dropContentLength: boolean): string[] {
   let connectionValues: string[] | undefined;
   for (let index = 0; index < rawHeaders.length; index += 2) {
     const name = rawHeaders[index]!;
@@ -284,7 +302,8 @@ function responseHeaders(rawHeaders: Buffer[]): string[] {
   const headers: string[] = [];
   for (let index = 0; index < rawHeaders.length; index += 2) {
     const name = rawHeaders[index]!.toString("latin1");
-    if (!isHopByHop(name, listed)) headers.push(name, rawHeaders[index + 1]!.toString("latin1"));
+    if (isHopByHop(name, listed) || (dropContentLength && name.length === 14 && name.toLowerCase() === "content-length")) continue;
+    headers.push(name, rawHeaders[index + 1]!.toString("latin1"));
   }
   return headers;
 }
