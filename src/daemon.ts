@@ -11,6 +11,7 @@ import { ErrorResponder } from "./http/error-response.js";
 import { HealthEndpoints, type DrainState } from "./http/health.js";
 import { listen } from "./http/listen.js";
 import { ReverseProxy } from "./http/proxy.js";
+import { ProxyErrorLog } from "./http/proxy-error-log.js";
 import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
 import { createProxyServer } from "./http/server.js";
 import { createUpgradeTunnel } from "./http/upgrade-tunnel.js";
@@ -78,6 +79,7 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     warnAfterMs: config.warnAfterMs,
     observer: metrics?.readiness,
   });
+  const errorLog = new ProxyErrorLog(log);
   const proxy = new ReverseProxy({
     upstream: config.upstream,
     responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
@@ -85,8 +87,9 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     log,
     interceptUpstreamErrors: config.interceptUpstreamErrors,
     observer,
+    errorLog,
   });
-  const tunnel = createUpgradeTunnel({ upstream: config.upstream, log, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs, observer });
+  const tunnel = createUpgradeTunnel({ upstream: config.upstream, errorLog, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs, observer });
   const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
   const shutdown = new GracefulShutdown({

@@ -1,7 +1,5 @@
 // Proxy-made error responses (CONTRACT §6): a branded page for browser navigations, a JSON envelope for everyone else.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Logger } from "pino";
-import { errorCode } from "../errors.js";
 import { PROXY_ERRORS, escapeHtml, type ErrorPageSet } from "./error-pages.js";
 
 const GENERIC_MESSAGE = "proxy error";
@@ -33,11 +31,6 @@ export function errorMessageFor(status: number): string {
 /** The JSON envelope of CONTRACT §6: `{"error":{"code":502,"message":"upstream unavailable","requestId":"..."}}`. */
 export function jsonErrorBody(status: number, requestId: string): Buffer {
   return Buffer.from(JSON.stringify({ error: { code: status, message: errorMessageFor(status), requestId } }));
-}
-
-/** The warn line of a proxy-made error: the request id the client sees is what the operator searches for. */
-export function logProxyError(log: Logger, req: IncomingMessage, requestId: string, status: number, error: Error, reason: string): void {
-  log.warn({ requestId, status, method: req.method, url: req.url, code: errorCode(error), err: error.message }, reason);
 }
 
 /** Writes proxy-made errors; the status is never changed, only the body's form. */

@@ -3,8 +3,11 @@ import type { IncomingMessage } from "node:http";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
 
 
-/** The client's headers minus hop-by-hop ones, plus X-Forwarded-For, -Proto and -Host appended. */
-export function requestHeaders(req: IncomingMessage): string[] {
+/**
+ * The client's headers minus hop-by-hop ones, plus X-Forwarded-For, -Proto and -Host appended.
+ * `hostOverride` (an absolute-form target's authority) replaces the client's Host (RFC 9112 §3.2.2).
+ */
+export function requestHeaders(req: IncomingMessage, hostOverride?: string): string[] {
   const raw = req.rawHeaders;
   const connection = req.headers.connection;
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames([connection]);
@@ -32,8 +35,10 @@ export function requestHeaders(req: IncomingMessage): string[] {
       }
     }
     if (isHopByHop(name, listed)) continue;
+    if (hostOverride !== undefined && name.length === 4 && name.toLowerCase() === "host") continue;
     headers.push(name, value);
   }
+  if (hostOverride !== undefined) headers.push("host", hostOverride);
   const clientAddress = stripMappedPrefix(req.socket.remoteAddress ?? "");
   headers.push(
     "x-forwarded-for",
@@ -41,7 +46,7 @@ export function requestHeaders(req: IncomingMessage): string[] {
     "x-forwarded-proto",
     forwardedProto === undefined ? "http" : `${forwardedProto}, http`,
   );
-  const host = req.headers.host;
+  const host = hostOverride ?? req.headers.host;
   if (host !== undefined) headers.push("x-forwarded-host", forwardedHost === undefined ? host : `${forwardedHost}, ${host}`);
   else if (forwardedHost !== undefined) headers.push("x-forwarded-host", forwardedHost);
   return headers;

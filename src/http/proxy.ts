@@ -7,11 +7,13 @@ import type { Dispatcher, Pool } from "undici";
 import PoolClass from "undici/lib/dispatcher/pool.js";
 import type { Upstream } from "../config/upstream-url.js";
 import { errorCode } from "../errors.js";
-import { logProxyError, wantsHtml, type ErrorResponder } from "./error-response.js";
+import { wantsHtml, type ErrorResponder } from "./error-response.js";
+import type { ProxyErrorLog } from "./proxy-error-log.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
 import { requestHeaders } from "./forwarded-headers.js";
 import { upstreamErrorReason, type ProxyObserver } from "./proxy-observer.js";
 import { requestIdOf } from "./request-id.js";
+import { parseAbsoluteTarget } from "./request-target.js";
 
 export interface ProxyOptions {
   readonly upstream: Upstream;
@@ -22,6 +24,8 @@ export interface ProxyOptions {
   readonly interceptUpstreamErrors: boolean;
   /** Metrics, or NO_PROXY_OBSERVER. */
   readonly observer: ProxyObserver;
+  /** Per-request warnings, throttled per kind (an outage must not flood the log). */
+  readonly errorLog: ProxyErrorLog;
 }
 
 /** A reused keep-alive socket the upstream closed just as we sent: safe to retry once if idempotent. */
@@ -57,13 +61,24 @@ export class ReverseProxy {
       observer.requestStarted();
       startedAt = performance.now();
     }
-    if (url.charCodeAt(0) !== 0x2f /* "/" */) {
-      // Absolute-form and `*` targets are for forward proxies, which this is not.
-      failBeforeHead(this.#options, req, res, 400, new Error("request target is not a path"), "bad request target", startedAt);
-      if (observer.enabled) observer.requestEnded();
+    if (url.charCodeAt(0) === 0x2f /* "/" */) {
+      new Exchange(this.#pool, this.#options, req, res, this.#pathPrefix + url, startedAt, undefined).start();
       return;
     }
-    new Exchange(this.#pool, this.#options, req, res, this.#pathPrefix + url, startedAt).start();
+    // RFC 9112 §3.2.2: a server must accept absolute-form; like nginx, its authority replaces Host.
+    const absolute = parseAbsoluteTarget(url);
+    if (absolute) {
+      new Exchange(this.#pool, this.#options, req, res, this.#pathPrefix + absolute.path, startedAt, absolute.authority).start();
+      return;
+    }
+    if (url === "*" && req.method === "OPTIONS") {
+      // A server-wide OPTIONS; undici cannot send a `*` target, and the answer is ours to give.
+      res.writeHead(200, { "content-length": 0 });
+      res.end();
+    } else {
+      failBeforeHead(this.#options, req, res, 400, new Error("request target is neither a path nor absolute-form"), "bad request target", startedAt);
+    }
+    if (observer.enabled) observer.requestEnded();
   }
 
   /** Closes idle upstream connections and waits for none to be left. */
@@ -76,7 +91,7 @@ export class ReverseProxy {
 /** Answers a proxy-made error before any byte of the response was sent, and logs it at warn. */
 function failBeforeHead(options: ProxyOptions, req: IncomingMessage, res: ServerResponse, status: number, error: Error, reason: string, startedAt: number): void {
   const requestId = requestIdOf(req);
-  logProxyError(options.log, req, requestId, status, error, reason);
+  options.errorLog.proxyError(req, requestId, status, error, reason);
   if (res.headersSent || res.destroyed) return;
   const { observer } = options;
   if (observer.enabled) observer.responseHead(status, req.method ?? "", (performance.now() - startedAt) / 1000);
@@ -104,19 +119,22 @@ class Exchange implements Dispatcher.DispatchHandler {
   #abortUpstream: ((reason?: Error) => void) | undefined;
   #resumeUpstream: (() => void) | undefined;
   readonly #startedAt: number;
+  /** An absolute-form target's authority, sent as Host instead of the client's. */
+  readonly #host: string | undefined;
   #retried = false;
   #clientGone = false;
   #ended = false;
   #answeredWithoutBody = false;
   #interceptedStatus = 0;
 
-  constructor(pool: Pool, options: ProxyOptions, req: IncomingMessage, res: ServerResponse, path: string, startedAt: number) {
+  constructor(pool: Pool, options: ProxyOptions, req: IncomingMessage, res: ServerResponse, path: string, startedAt: number, host: string | undefined) {
     this.#pool = pool;
     this.#options = options;
     this.#req = req;
     this.#res = res;
     this.#path = path;
     this.#startedAt = startedAt;
+    this.#host = host;
   }
 
   start(): void {
@@ -131,7 +149,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       {
         path: this.#path,
         method: req.method as Dispatcher.HttpMethod,
-        headers: requestHeaders(req),
+        headers: requestHeaders(req, this.#host),
         body: hasBody ? req : null,
         // The client's Host is kept (it is in the headers); undici would otherwise send the upstream's.
         headersTimeout: this.#options.responseHeaderTimeoutMs,
@@ -200,10 +218,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.#interceptedStatus !== 0) {
       const requestId = requestIdOf(this.#req);
       // The page shows the request id; this line is where the operator finds it.
-      this.#options.log.warn(
-        { requestId, status: this.#interceptedStatus, method: this.#req.method, url: this.#req.url },
-        "upstream error replaced by the error page",
-      );
+      this.#options.errorLog.warn("upstream error replaced by the error page", { requestId, status: this.#interceptedStatus, method: this.#req.method, url: this.#req.url });
       this.#options.errors.send(this.#req, res, this.#interceptedStatus, requestId);
       return;
     }
@@ -234,7 +249,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const options = this.#options;
     if (res.headersSent) {
       // Mid-body: end the client's response abruptly so it can never look complete.
-      options.log.warn({ method: this.#req.method, url: this.#req.url, code, err: error.message }, "upstream failed mid-response");
+      options.errorLog.warn("upstream failed mid-response", { method: this.#req.method, url: this.#req.url, code, err: error.message });
       res.destroy(error);
       return;
     }

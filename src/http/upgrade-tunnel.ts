@@ -1,10 +1,10 @@
 // HTTP upgrades (WebSocket): the handshake goes to the upstream as a request; only a 101 to the protocol asked for becomes a byte tunnel.
 import { request, type ClientRequest, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { Logger } from "pino";
 import type { Upstream } from "../config/upstream-url.js";
 import { errorCode } from "../errors.js";
-import { jsonErrorBody, logProxyError } from "./error-response.js";
+import { jsonErrorBody } from "./error-response.js";
+import type { ProxyErrorLog } from "./proxy-error-log.js";
 import { requestHeaders } from "./forwarded-headers.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
 import type { ProxyObserver } from "./proxy-observer.js";
@@ -12,7 +12,7 @@ import { requestIdOf } from "./request-id.js";
 
 export interface UpgradeTunnelOptions {
   readonly upstream: Upstream;
-  readonly log: Logger;
+  readonly errorLog: ProxyErrorLog;
   /** The upstream must answer the handshake within this, else 504 (as for any request). */
   readonly responseHeaderTimeoutMs: number;
   /** Counts open tunnels (metrics), or NO_PROXY_OBSERVER. */
@@ -32,7 +32,7 @@ const NO_BODY_STATUSES = new Set([204, 304]);
  * requests on that connection would reach the app unfiltered ("WebSocket smuggling").
  * Other protocols (`h2c`) are not ours to switch: the request goes up as plain HTTP/1.1.
  */
-export function createUpgradeTunnel({ upstream, log, responseHeaderTimeoutMs, observer }: UpgradeTunnelOptions) {
+export function createUpgradeTunnel({ upstream, errorLog, responseHeaderTimeoutMs, observer }: UpgradeTunnelOptions) {
   const target = new URL(upstream.origin);
   const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
   const port = Number(target.port || 80);
@@ -79,7 +79,7 @@ export function createUpgradeTunnel({ upstream, log, responseHeaderTimeoutMs, ob
       const timedOut = errorCode(error) === "UND_ERR_HEADERS_TIMEOUT";
       const status = timedOut ? 504 : 502;
       const requestId = requestIdOf(req);
-      logProxyError(log, req, requestId, status, error, timedOut ? "upstream response head timed out" : "upstream unavailable");
+      errorLog.proxyError(req, requestId, status, error, timedOut ? "upstream response head timed out" : "upstream unavailable");
       writeRawError(client, status, timedOut ? "Gateway Timeout" : "Bad Gateway", requestId);
     });
     client.on("error", () => upstreamRequest.destroy());
@@ -90,7 +90,7 @@ export function createUpgradeTunnel({ upstream, log, responseHeaderTimeoutMs, ob
       if (!isWebSocket || (res.headers.upgrade ?? "").toLowerCase() !== "websocket") {
         upstreamSocket.destroy();
         const requestId = requestIdOf(req);
-        logProxyError(log, req, requestId, 502, new Error(`upstream switched to ${JSON.stringify(res.headers.upgrade ?? "")}`), "upstream switched to a protocol that was not asked for");
+        errorLog.proxyError(req, requestId, 502, new Error(`upstream switched to ${JSON.stringify(res.headers.upgrade ?? "")}`), "upstream switched to a protocol that was not asked for");
         writeRawError(client, 502, "Bad Gateway", requestId);
         return;
       }

@@ -106,7 +106,9 @@ t.test("upstream 5xx bodies pass through by default; interception replaces them 
         t.equal(intercepted.headers["content-type"], "text/html; charset=utf-8");
         t.match(intercepted.text(), `<p class="status">${status}</p>`, "the page shows the upstream's code");
         const logged = intercepting.logs.records.find((record) => record.requestId === intercepted.headers["x-request-id"]);
-        t.match(logged, { msg: "upstream error replaced by the error page", status, level: 40 }, "the page's request id is in the log");
+        // The first of a window at warn, the rest at debug with every detail (an outage must not flood the log).
+        t.match(logged, { msg: "upstream error replaced by the error page", status }, "the page's request id is in the log");
+        t.ok(logged?.level === 40 || logged?.level === 20);
       } else {
         t.equal(intercepted.text(), own, `${status} ${form}: API clients keep the upstream's body`);
       }

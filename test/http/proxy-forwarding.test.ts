@@ -177,19 +177,43 @@ t.test("X-Forwarded-* are set when the client sent none", async (t) => {
   t.equal(seen.headers["x-forwarded-host"], "svc.local");
 });
 
-t.test("an absolute-form request target is a 400, not forwarded", async (t) => {
-  const upstream = await startUpstream(t);
-  const daemon = await startTestDaemon(t, ["--upstream", upstream.url]);
-  const response = await new Promise<string>((resolve, reject) => {
-    const socket = connect(daemon.port, "127.0.0.1", () => {
-      socket.write("GET http://elsewhere.example/x HTTP/1.1\r\nHost: elsewhere.example\r\n\r\n");
-    });
+/** Sends raw request bytes on a fresh connection and returns everything until the proxy ends it. */
+function rawRequest(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(bytes));
     let text = "";
     socket.on("data", (chunk) => (text += chunk.toString()));
     socket.on("end", () => resolve(text));
     socket.on("error", reject);
   });
-  t.match(response, /^HTTP\/1\.1 400 /);
-  t.match(response, /"message":"bad request target"/);
+}
+
+t.test("absolute-form targets are accepted as nginx does: the authority becomes the Host, the path is forwarded", async (t) => {
+  const upstream = await startUpstream(t);
+  upstream.handle((req, res) => res.end(`${req.url} host=${req.headers.host} xfh=${req.headers["x-forwarded-host"]}`));
+  const daemon = await startTestDaemon(t, ["--upstream", `${upstream.url}/prefix`]);
+  for (const [target, expected] of [
+    ["http://app.example/x?y=1", "/prefix/x?y=1 host=app.example xfh=app.example"],
+    ["HTTP://app.example:8443", "/prefix/ host=app.example:8443 xfh=app.example:8443"],
+    ["http://app.example?q", "/prefix/?q host=app.example xfh=app.example"],
+    ["https://app.example/a%2Fb", "/prefix/a%2Fb host=app.example xfh=app.example"],
+  ] as const) {
+    const response = await rawRequest(daemon.port, `GET ${target} HTTP/1.1\r\nHost: ignored.example\r\nConnection: close\r\n\r\n`);
+    t.match(response, /^HTTP\/1\.1 200 /, target);
+    t.match(response, new RegExp(`\\r\\n\\r\\n${expected.replace(/[?.]/g, "\\$&")}$`), `${target}: the received Host is replaced by the authority`);
+  }
+});
+
+t.test("a target that is neither a path nor absolute-form is a 400; OPTIONS * is answered by the proxy", async (t) => {
+  const upstream = await startUpstream(t);
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url]);
+  for (const target of ["http://user:pw@app.example/", "http:///x", "ftp://app.example/", "*"]) {
+    const response = await rawRequest(daemon.port, `GET ${target} HTTP/1.1\r\nHost: a\r\n\r\n`);
+    t.match(response, /^HTTP\/1\.1 400 /, target);
+    t.match(response, /"message":"bad request target"/);
+  }
+  const options = await rawRequest(daemon.port, "OPTIONS * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  t.match(options, /^HTTP\/1\.1 200 /);
+  t.match(options, /\r\ncontent-length: 0\r\n/i);
   t.equal(upstream.received.length, 0);
 });
