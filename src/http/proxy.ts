@@ -2,9 +2,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Dispatcher, Pool } from "undici";
-// Pool alone, not the undici index: the index loads fetch, WebSocket, caches and mocks too, and
-// loading them was most of the binary's start-up time.
-import PoolClass from "undici/lib/dispatcher/pool.js";
 import type { Upstream } from "../config/upstream-url.js";
 import { errorCode } from "../errors.js";
 import { wantsHtml, type ErrorResponder } from "./error-response.js";
@@ -14,6 +11,7 @@ import { requestHeaders } from "./forwarded-headers.js";
 import { upstreamErrorReason, type ProxyObserver } from "./proxy-observer.js";
 import { requestIdOf } from "./request-id.js";
 import { parseAbsoluteTarget } from "./request-target.js";
+import { createUpstreamPool } from "../upstream-pool.js";
 
 export interface ProxyOptions {
   readonly upstream: Upstream;
@@ -41,13 +39,10 @@ export class ReverseProxy {
   constructor(options: ProxyOptions) {
     this.#options = options;
     this.#pathPrefix = options.upstream.pathPrefix;
-    this.#pool = new PoolClass(options.upstream.origin, {
-      // Streams (SSE, long uploads) may run for minutes: no body timeout; the head has its own.
-      bodyTimeout: 0,
+    this.#pool = createUpstreamPool(options.upstream.origin, {
       headersTimeout: options.responseHeaderTimeoutMs,
       // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
       keepAliveTimeout: 4_000,
-      keepAliveMaxTimeout: 4_000,
     });
   }
 

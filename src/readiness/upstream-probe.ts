@@ -1,9 +1,8 @@
 // The upstream check (CONTRACT §3b): GET the app's own health path on the upstream's origin; 200-399 passes, like the kubelet's httpGet probe.
 import type { Dispatcher, Pool } from "undici";
-// Pool alone, as the proxy loads it: no second copy of undici's index at start-up.
-import PoolClass from "undici/lib/dispatcher/pool.js";
 import { formatDuration } from "../config/duration.js";
 import { errorCode } from "../errors.js";
+import { createUpstreamPool } from "../upstream-pool.js";
 import { VERSION } from "../version.js";
 
 /** One probe's outcome: `reason` is the short public text, `status` or `err` go to the log. */
@@ -30,7 +29,8 @@ export class UpstreamProbe {
 
   constructor(options: UpstreamProbeOptions) {
     this.#options = options;
-    this.#pool = new PoolClass(options.origin, { connections: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
+    // One connection of its own; timeouts are set per probe.
+    this.#pool = createUpstreamPool(options.origin, { connections: 1, headersTimeout: options.timeoutMs, keepAliveTimeout: 4_000 });
     this.#timeoutReason = `timeout after ${formatDuration(options.timeoutMs)}`;
     this.#headers = ["user-agent", `readiness-proxy/${VERSION}`, "accept", "*/*"];
   }
