@@ -12,6 +12,7 @@ import { HealthEndpoints, type DrainState } from "./http/health.js";
 import { listen } from "./http/listen.js";
 import { ReverseProxy } from "./http/proxy.js";
 import { ProxyErrorLog } from "./http/proxy-error-log.js";
+import { StreamGarbage } from "./http/stream-garbage.js";
 import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
 import { createProxyServer } from "./http/server.js";
 import { createUpgradeTunnel } from "./http/upgrade-tunnel.js";
@@ -88,6 +89,7 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     interceptUpstreamErrors: config.interceptUpstreamErrors,
     observer,
     errorLog,
+    garbage: new StreamGarbage(),
   });
   const tunnel = createUpgradeTunnel({ upstream: config.upstream, errorLog, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs, observer });
   const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });

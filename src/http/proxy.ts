@@ -1,11 +1,13 @@
 // Forwards a request to the upstream with undici's dispatch API: both bodies streamed with backpressure, hop-by-hop rules, error mapping.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { PassThrough } from "node:stream";
 import type { Logger } from "pino";
 import type { Dispatcher, Pool } from "undici";
 import type { Upstream } from "../config/upstream-url.js";
 import { errorCode } from "../errors.js";
 import { wantsHtml, type ErrorResponder } from "./error-response.js";
 import type { ProxyErrorLog } from "./proxy-error-log.js";
+import type { StreamGarbage } from "./stream-garbage.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
 import { requestHeaders } from "./forwarded-headers.js";
 import { upstreamErrorReason, type ProxyObserver } from "./proxy-observer.js";
@@ -24,6 +26,8 @@ export interface ProxyOptions {
   readonly observer: ProxyObserver;
   /** Per-request warnings, throttled per kind (an outage must not flood the log). */
   readonly errorLog: ProxyErrorLog;
+  /** Counts streamed body bytes and asks for a collection now and then. */
+  readonly garbage: StreamGarbage;
 }
 
 /** A reused keep-alive socket the upstream closed just as we sent: safe to retry once if idempotent. */
@@ -145,7 +149,10 @@ class Exchange implements Dispatcher.DispatchHandler {
         path: this.#path,
         method: req.method as Dispatcher.HttpMethod,
         headers: requestHeaders(req, this.#host),
-        body: hasBody ? req : null,
+        // Not `req` itself: undici destroys the body stream it was given when the exchange ends,
+        // and a destroyed `req` can no longer be read, so an upload the app answered early
+        // (413, 401) would stall the client's connection. A pass-through is undici's to destroy.
+        body: hasBody ? req.pipe(new PassThrough()) : null,
         // The client's Host is kept (it is in the headers); undici would otherwise send the upstream's.
         headersTimeout: this.#options.responseHeaderTimeoutMs,
         bodyTimeout: 0,
@@ -196,7 +203,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     return true;
   }
 
+  /** undici's legacy API passes the chunk written (its types say a size). */
+  onBodySent(chunk: Buffer | number): void {
+    this.#options.garbage.streamed(typeof chunk === "number" ? chunk : chunk.length);
+  }
+
   onData(chunk: Buffer): boolean {
+    this.#options.garbage.streamed(chunk.length);
     if (this.#interceptedStatus !== 0 || this.#answeredWithoutBody) return true; // replaced, or no body is due: drain it
     const res = this.#res;
     if (res.destroyed) return false;
@@ -206,6 +219,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    this.#discardRestOfRequestBody();
     if (this.#answeredWithoutBody) return;
     const res = this.#res;
     this.#res.off("close", this.#onClientClose);
@@ -241,6 +255,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     this.#res.off("close", this.#onClientClose);
     this.#end();
+    this.#discardRestOfRequestBody();
     const options = this.#options;
     if (res.headersSent) {
       // Mid-body: end the client's response abruptly so it can never look complete.
@@ -272,6 +287,20 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.#ended = true;
     const { observer } = this.#options;
     if (observer.enabled) observer.requestEnded();
+  }
+
+  /**
+   * undici is done with the request (the app answered, or failed) but the client may still be
+   * sending its body: an app answering 413 or 401 before reading an upload. undici has stopped
+   * reading it, and node:http only discards a body nobody began to read, so without this the
+   * client's upload stalls forever on a paused socket and it never sees the answer (curl -T
+   * did). Discard the rest, as node:http and nginx do for their own early answers.
+   */
+  #discardRestOfRequestBody(): void {
+    const req = this.#req;
+    if (req.complete || req.destroyed) return;
+    req.unpipe();
+    req.resume();
   }
 
   /** One retry, for a request without a body whose reused socket was found dead. */
