@@ -8,10 +8,10 @@ function toMs(text) {
   return match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
 }
 
-/** `wrk -t1 -c<connections> -d<seconds>s --latency url` on loopback. */
-export function runWrk(url, { connections = 50, seconds = 5, threads = 1 } = {}) {
+/** `wrk -t1 -c<connections> -d<seconds>s --latency [-s script] url` on loopback. */
+export function runWrk(url, { connections = 50, seconds = 5, threads = 1, script } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn("wrk", [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, "--latency", "--timeout", "5s", url]);
+    const child = spawn("wrk", [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, "--latency", "--timeout", "5s", ...(script ? ["-s", script] : []), url]);
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
