@@ -10,9 +10,10 @@ export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
  * Every socket read is a fresh 64 KiB Buffer whose memory lives outside V8's heap until the
  * small JS object holding it is collected. Streaming a body allocates almost nothing else, so
  * the young generation fills slowly and dead buffers pile up: one upload through the binary
- * left RssAnon +22 MB (64 MiB, paced by a slow app) and +85 MB (512 MiB, fast). A minor GC
- * every 4 MiB of body keeps it at +7 and +12 MB (bench/upload-memory.mjs). 8 MiB between
- * collections left +12 MB paced; 2 MiB gained 2 MB more for twice the collections.
+ * peaked at +43 MB RssAnon (64 MiB, paced by a slow app) and +76 MB (512 MiB, fast). A minor
+ * GC every 4 MiB of body keeps them at +9 and +13 MB (node bench/upload-memory.mjs). 8 MiB
+ * between collections saved less (+12 MB paced, in a shell measurement); 2 MiB about 2 MB
+ * more for twice the collections.
  */
 export class StreamGarbage {
   readonly #collect: CollectGarbage | undefined;
