@@ -1,8 +1,9 @@
 // A raw-socket hostile upstream: for each malformed, cut-short or smuggling-shaped answer the client gets a 502/504 or an abrupt close, never a hang; the daemon lives and the next request on the same pool is answered.
 import { request } from "node:http";
-import { createServer, type AddressInfo, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import t, { type Test } from "tap";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { startRawUpstream } from "../helpers/raw-upstream.js";
 
 /** What the hostile upstream does with a request whose path is `/<case>`; `/good` always gets a clean 200. */
 const CASES: Record<string, { answer: (socket: Socket) => void; expect: "502" | "504" | "abrupt" | "status" }> = {
@@ -21,30 +22,12 @@ const CASES: Record<string, { answer: (socket: Socket) => void; expect: "502" | 
   "silent": { answer: () => {}, expect: "504" },
 };
 
-async function hostileUpstream(t: Test) {
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on("error", () => {});
-    let buffered = "";
-    socket.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString("latin1");
-      let end: number;
-      while ((end = buffered.indexOf("\r\n\r\n")) >= 0) {
-        const head = buffered.slice(0, end);
-        buffered = buffered.slice(end + 4);
-        const path = /^\w+ \/(\S*)/.exec(head)?.[1] ?? "";
-        if (path === "good") socket.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood");
-        else CASES[path]?.answer(socket);
-      }
-    });
+function hostileUpstream(t: Test) {
+  return startRawUpstream(t, (head, socket) => {
+    const path = /^\w+ \/(\S*)/.exec(head)?.[1] ?? "";
+    if (path === "good") socket.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood");
+    else CASES[path]?.answer(socket);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** One request; resolves with the status and whether the body ended cleanly, or "abrupt" if the connection broke. */
@@ -63,7 +46,7 @@ function fetchOutcome(port: number, path: string): Promise<{ status: number; com
 
 t.test("each hostile answer: an error status or an abrupt end, never a hang; the next request is answered", async (t) => {
   const upstream = await hostileUpstream(t);
-  const daemon = await startTestDaemon(t, ["--upstream", upstream, "--response-header-timeout", "300ms"]);
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--response-header-timeout", "300ms"]);
   for (const [name, { expect }] of Object.entries(CASES)) {
     const outcome = await fetchOutcome(daemon.port, `/${name}`);
     if (expect === "abrupt") t.equal(outcome, "abrupt", `${name}: the response ends abruptly, never looks complete`);

@@ -1,9 +1,10 @@
 // Protocol upgrades: a WebSocket handshake and its frames pass through; other upgrades get a plain response; 502 when down.
 import { createServer, request, type IncomingMessage } from "node:http";
-import { connect, createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import t, { type Test } from "tap";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { closedPort, deferred } from "../helpers/test-doubles.js";
+import { startRawUpstream } from "../helpers/raw-upstream.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const HANDSHAKE = {
@@ -83,23 +84,12 @@ t.test("upgrade with the upstream down: 502 JSON", async (t) => {
  */
 async function startRefusingUpstream(t: Test, status: string) {
   const arrived: string[] = [];
-  const server = createNetServer((socket) => {
-    let buffered = "";
-    socket.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString("latin1");
-      let end: number;
-      while ((end = buffered.indexOf("\r\n\r\n")) >= 0) {
-        const head = buffered.slice(0, end);
-        buffered = buffered.slice(end + 4);
-        arrived.push(head);
-        const reply = arrived.length === 1 ? status : "200 OK";
-        socket.write(`HTTP/1.1 ${reply}\r\nContent-Length: 5\r\nX-Upstream-Seen: ${arrived.length}\r\nKeep-Alive: timeout=60\r\n\r\nnope!`);
-      }
-    });
+  const { port } = await startRawUpstream(t, (head, socket) => {
+    arrived.push(head);
+    const reply = arrived.length === 1 ? status : "200 OK";
+    socket.write(`HTTP/1.1 ${reply}\r\nContent-Length: 5\r\nX-Upstream-Seen: ${arrived.length}\r\nKeep-Alive: timeout=60\r\n\r\nnope!`);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.teardown(() => server.close());
-  return { port: (server.address() as AddressInfo).port, arrived, server };
+  return { port, arrived };
 }
 
 /** Sends raw bytes on one connection and collects everything until the proxy closes it (or `limitMs`). */
@@ -140,23 +130,15 @@ for (const status of ["403 Forbidden", "401 Unauthorized", "400 Bad Request", "2
 }
 
 t.test("a 101 that switches to another protocol than asked is a 502, not a tunnel", async (t) => {
-  const server = createNetServer((socket) => {
-    socket.once("data", () => socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.teardown(() => server.close());
-  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${(server.address() as AddressInfo).port}`]);
+  const upstream = await startRawUpstream(t, (_head, socket) => socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"));
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url]);
   const reply = await askToUpgrade(daemon.port, HANDSHAKE);
   t.equal(reply.res?.statusCode, 502);
 });
 
 t.test("an upstream that never answers the handshake: 504 after --response-header-timeout", async (t) => {
-  const server = createNetServer(() => {});
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  t.teardown(() => {
-    server.close();
-  });
-  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "--response-header-timeout", "200ms"]);
+  const upstream = await startRawUpstream(t, () => {}); // reads the handshake, never answers
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--response-header-timeout", "200ms"]);
   const reply = await askToUpgrade(daemon.port, HANDSHAKE);
   t.equal(reply.res?.statusCode, 504);
 });
