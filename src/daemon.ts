@@ -20,6 +20,7 @@ import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
 import { UpstreamProbe } from "./readiness/upstream-probe.js";
+import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
 
 export interface Daemon {
@@ -122,6 +123,10 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
         upstreamHealthPath: config.upstreamHealthPath,
         procRoot: config.procRoot,
         ...describeConfig(config),
+        // Which build answers: a mixed x64/arm64 fleet is told apart from one log line.
+        version: VERSION,
+        runtime: process.version,
+        arch: platformName(),
       },
       "listening",
     );

@@ -2,7 +2,12 @@
 
 export const VERSION = "0.1.0";
 
-/** What `--version` prints: ours and the runtime's, so a binary tells which Node it embeds. */
+/** The platform this process runs on, as release binaries are named: `linux-x64`, `linux-arm64`. */
+export function platformName(): string {
+  return `${process.platform}-${process.arch}`;
+}
+
+/** What `--version` prints: ours, the runtime's and the architecture, so a binary tells what it embeds and is built for. */
 export function versionLine(): string {
-  return `readiness-proxy ${VERSION} (node ${process.version})`;
+  return `readiness-proxy ${VERSION} (node ${process.version}, ${platformName()})`;
 }

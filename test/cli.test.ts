@@ -148,7 +148,7 @@ t.test("--version and --help exit 0", async (t) => {
   const version = run(["--version"]);
   t.same(version.result, { action: "exit", exitCode: 0 });
   t.equal(version.out, `${versionLine()}\n`);
-  t.match(version.out, /^readiness-proxy \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+\)\n$/);
+  t.match(version.out, /^readiness-proxy \d+\.\d+\.\d+ \(node v\d+\.\d+\.\d+, linux-(x64|arm64)\)\n$/);
   const help = run(["--help"]);
   t.same(help.result, { action: "exit", exitCode: 0 });
   for (const expected of [

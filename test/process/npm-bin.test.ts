@@ -14,7 +14,7 @@ t.test("bin/readiness-proxy runs the bundle", { skip: !bundle.built && "the bund
   const env = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` };
   const command = ["env", "-u", "NODE_OPTIONS", launcher];
   const version = await runToExit([...command, "--version"], env);
-  t.equal(version.stdout, `readiness-proxy 0.1.0 (node ${process.version})\n`);
+  t.equal(version.stdout, `readiness-proxy 0.1.0 (node ${process.version}, linux-${process.arch})\n`);
   const daemon = await spawnDaemon(t, command, ["--upstream", `http://127.0.0.1:${await closedPort()}`], { env });
   t.equal((await send(daemon.port, "/healthz")).text(), '{"status":"ok"}');
   const page = await send(daemon.port, "/", { headers: { accept: "text/html" } });
