@@ -67,11 +67,13 @@ install: node_modules/.installed
 
 # One CommonJS file: src and its dependencies, no transports or worker files. The bundle knows
 # its own URL (import.meta.url) so that, run by node, it finds error-pages/ beside itself.
-$(BUNDLE): $(SOURCES) node_modules/.installed
+# node:http2 is replaced by src/shims/http2-unused.ts: undici loads it at start-up for a protocol
+# the proxy never uses upstream (17 ms of every start).
+$(BUNDLE): $(SOURCES) Makefile node_modules/.installed
 	@mkdir -p dist/error-pages
 	$(ESBUILD) src/main.ts --bundle --platform=node --target=node20 --format=cjs \
 	  --outfile=$@ --legal-comments=none --log-level=warning --minify-syntax --minify-whitespace \
-	  '--define:import.meta.url=__import_meta_url' \
+	  '--define:import.meta.url=__import_meta_url' --alias:node:http2=./src/shims/http2-unused.ts \
 	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"
 	cp src/http/error-pages/*.html dist/error-pages/
 
@@ -79,21 +81,21 @@ $(BUNDLE): $(SOURCES) node_modules/.installed
 # binary), with the bundle and the error page template as a SEA blob. sea-config.json
 # also caps V8's young generation (--max-semi-space-size=4): after a load run RssAnon stayed
 # near 56 MB instead of 72-100 MB, with no CPU difference measurable in an interleaved A/B.
-# --expose-gc: the proxy asks for a minor collection every 4 MiB of streamed body (see
-# src/http/stream-garbage.ts): a paced upload's dead read buffers otherwise pile up for tens of MB.
+# No --expose-gc (src/http/stream-garbage.ts gets gc() at run time instead): V8 flags that change
+# its flag hash make it reject the code cache Node ships for its own built-in modules, ~20 ms of
+# every start. (The semi-space cap does not; measured.)
 # execArgvExtension "none": NODE_OPTIONS belongs to the app (heap size, an APM agent's
 # --require, --inspect) and never changes our runtime. (SIGUSR1 is kept from opening the
 # inspector in src/inspector-guard.ts: --disable-sigusr1 would block it for the app too.)
-# The blob's code cache is only accepted under the V8 flags it was made with: --expose-gc changes
-# them, so the blob is made with it too (else "Code cache data rejected" and a slower start).
-# It is also tied to the architecture: a blob made by the x64 runtime, injected into the arm64
+# The blob's code cache is only accepted under the V8 flags it was made with, and
+# it is tied to the architecture: a blob made by the x64 runtime, injected into the arm64
 # one, prints "Warning: Code cache data rejected." at every start. So each architecture's blob is
 # made by its own runtime, a foreign one under qemu-user (about a second).
 .SECONDEXPANSION:
 dist/sea-prep-linux-%.blob: $(BUNDLE) sea-config.json $$(call runtime_source_of,$$*)
 	@$(if $(call run_on,$*),$(MAKE) --no-print-directory cross-tools-$*)
 	$(NODE) -e 'const c = JSON.parse(require("fs").readFileSync("sea-config.json", "utf8")); c.output = process.argv[1]; process.stdout.write(JSON.stringify(c))' $@ > dist/sea-config-linux-$*.json
-	$(call run_on,$*) $(call runtime_of,$*) --expose-gc --experimental-sea-config dist/sea-config-linux-$*.json
+	$(call run_on,$*) $(call runtime_of,$*) --experimental-sea-config dist/sea-config-linux-$*.json
 
 dist/readiness-proxy-linux-%: dist/sea-prep-linux-%.blob $$(call runtime_source_of,$$*)
 	cp $(call runtime_of,$*) $@.tmp

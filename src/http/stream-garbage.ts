@@ -1,10 +1,27 @@
 // Asks V8 for a minor collection after every few MiB of streamed body, so one long paced stream costs a few MB, not tens.
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
-/** V8's gc(), present when the runtime runs with --expose-gc (the binary does: sea-config.json). */
-type CollectGarbage = (options: { type: "minor" }) => void;
+/** V8's gc() function. */
+export type CollectGarbage = (options: { type: "minor" }) => void;
 
 /** How many body bytes, either direction, between two requested collections. */
 export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * V8's gc(), obtained when first needed. Not by starting with --expose-gc: any V8 flag that
+ * changes V8's flag hash makes it reject the code cache Node ships for its own built-in modules,
+ * so every `require("node:http")` and the rest compiled from source: +20 ms on each start of the
+ * binary (hyperfine, the bundle's --version: 104 -> 128 ms median). Setting the flag at run time
+ * and reading gc from a fresh context is the same function, at the cost of one context (~1 ms),
+ * made only once a stream has moved 4 MiB.
+ */
+export function exposeGc(): CollectGarbage {
+  const exposed = (globalThis as { gc?: CollectGarbage }).gc;
+  if (exposed !== undefined) return exposed;
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as CollectGarbage;
+}
 
 /**
  * Every socket read is a fresh 64 KiB Buffer whose memory lives outside V8's heap until the
@@ -16,19 +33,21 @@ export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
  * more for twice the collections.
  */
 export class StreamGarbage {
-  readonly #collect: CollectGarbage | undefined;
+  readonly #obtain: () => CollectGarbage | undefined;
+  #collect: CollectGarbage | undefined;
   #bytes = 0;
 
-  constructor(collect: CollectGarbage | undefined = (globalThis as { gc?: CollectGarbage }).gc) {
-    this.#collect = collect;
+  /** `obtain` is called once, when the first collection is due; undefined turns collections off. */
+  constructor(obtain: () => CollectGarbage | undefined = exposeGc) {
+    this.#obtain = obtain;
   }
 
-  /** Counts body bytes that went through; without an exposed gc() (node running the bundle) it does nothing. */
+  /** Counts body bytes that went through, and collects every COLLECT_EVERY_BYTES of them. */
   streamed(bytes: number): void {
-    if (this.#collect === undefined) return;
     this.#bytes += bytes;
     if (this.#bytes < COLLECT_EVERY_BYTES) return;
     this.#bytes = 0;
-    this.#collect({ type: "minor" });
+    this.#collect ??= this.#obtain();
+    this.#collect?.({ type: "minor" });
   }
 }
