@@ -5,7 +5,8 @@ import { median, spread, table } from "../lib/stats.mjs";
 import { startProxyNginx } from "../targets/nginx.mjs";
 import { startNodeProxies } from "../targets/node-proxies.mjs";
 
-const PORTS = { upstream: 19010, nginx: 19012, httpProxy: 19013, replyFrom: 19014, readinessProxy: 19015 };
+// startNodeProxies also starts the --metrics-listen variant (section 1 measures it; here it only idles).
+const PORTS = { upstream: 19010, nginx: 19012, httpProxy: 19013, replyFrom: 19014, readinessProxy: 19015, readinessProxyMetrics: 19016, metricsListener: 19017 };
 const EVENTS = 100;
 const GAP_MS = 10;
 
@@ -39,7 +40,7 @@ export async function streaming({ rounds, runtime, binary, here }) {
   const upstream = start([runtime, `${here}/targets/sse-upstream.mjs`, String(PORTS.upstream), String(EVENTS), String(GAP_MS)]);
   await waitForPort(PORTS.upstream);
   const nginx = await startProxyNginx(PORTS.nginx, PORTS.upstream);
-  const { httpProxy, replyFrom, readinessProxy } = await startNodeProxies({ runtime, binary, here, upstreamUrl, ports: PORTS });
+  const { httpProxy, replyFrom, readinessProxy, withMetrics } = await startNodeProxies({ runtime, binary, here, upstreamUrl, ports: PORTS });
   const targets = [
     ["direct", PORTS.upstream],
     ["nginx proxy (proxy_buffering off)", PORTS.nginx],
@@ -69,6 +70,6 @@ export async function streaming({ rounds, runtime, binary, here }) {
       markdown: table(["target", "events", "first event ms", "first event vs direct ms", `mean gap ms (sent every ${GAP_MS})`, "max gap ms"], rows),
     };
   } finally {
-    await Promise.all([upstream, nginx.child, httpProxy, replyFrom, readinessProxy].map(stop));
+    await Promise.all([upstream, nginx.child, httpProxy, replyFrom, readinessProxy, withMetrics].map(stop));
   }
 }
