@@ -12,9 +12,9 @@ export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
  * V8's gc(), obtained when first needed. Not by starting with --expose-gc: any V8 flag that
  * changes V8's flag hash makes it reject the code cache Node ships for its own built-in modules,
  * so every `require("node:http")` and the rest compiled from source: +20 ms on each start of the
- * binary (hyperfine, the bundle's --version: 104 ms median without the flag, 128 ms with it). Setting the flag at run time
- * and reading gc from a fresh context is the same function, at the cost of one context (~1 ms),
- * made only once 4 MiB of bodies have gone through.
+ * binary (hyperfine, the bundle's --version: 104 ms median without the flag, 128 ms with it).
+ * Setting the flag at run time and reading gc from a fresh context gives the same function, at
+ * the cost of one context (~1 ms), made only once 4 MiB of bodies have gone through.
  */
 export function exposeGc(): CollectGarbage {
   const exposed = (globalThis as { gc?: CollectGarbage }).gc;
