@@ -34,7 +34,8 @@ export function exposeGc(): CollectGarbage {
  */
 export class StreamGarbage {
   readonly #obtain: () => CollectGarbage | undefined;
-  #collect: CollectGarbage | undefined;
+  /** null until the first collection is due; then gc(), or undefined when there is none. */
+  #collect: CollectGarbage | undefined | null = null;
   #bytes = 0;
 
   /** `obtain` is called once, when the first collection is due; undefined turns collections off. */
@@ -47,7 +48,7 @@ export class StreamGarbage {
     this.#bytes += bytes;
     if (this.#bytes < COLLECT_EVERY_BYTES) return;
     this.#bytes = 0;
-    this.#collect ??= this.#obtain();
+    if (this.#collect === null) this.#collect = this.#obtain();
     this.#collect?.({ type: "minor" });
   }
 }
