@@ -1,5 +1,5 @@
 // The release binaries for the other architecture, run under qemu-user: version, health, readiness over a fixture, a proxied request, SIGTERM.
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
@@ -16,15 +16,6 @@ const ARCHITECTURES = [
   { arch: "arm64", elfMachine: 0xb7, qemu: "qemu-aarch64-static", libraries: "/usr/aarch64-linux-gnu", debian: "arm64" },
 ] as const;
 
-function onPath(command: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function elfMachine(file: string): number {
   const header = Buffer.alloc(20);
   const fd = openSync(file, "r");
@@ -37,7 +28,7 @@ for (const target of ARCHITECTURES.filter((entry) => entry.arch !== process.arch
   const binary = join(root, `dist/readiness-proxy-linux-${target.arch}`);
   const skip =
     (process.platform !== "linux" && "needs Linux to run a Linux binary") ||
-    (!onPath(target.qemu) && `${target.qemu} is not installed: Debian's qemu-user-static runs the linux-${target.arch} binary`) ||
+    (spawnSync(target.qemu, ["--version"]).status !== 0 && `${target.qemu} is not installed: Debian's qemu-user-static runs the linux-${target.arch} binary`) ||
     (!existsSync(join(target.libraries, "lib/libstdc++.so.6")) &&
       `${target.libraries} has no runtime libraries: Debian's libc6-${target.debian}-cross and libstdc++6-${target.debian}-cross`) ||
     (!existsSync(binary) && `dist/readiness-proxy-linux-${target.arch} is not built: run make release`);
