@@ -1,6 +1,5 @@
 // Wires a validated Config into a daemon ready to start: checks, pages, proxy, server, shutdown, and the app and metrics when asked. Used by main.ts and the HTTP tests.
 import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import type { Logger } from "pino";
 import { AppProcess } from "./app/app-process.js";
 import type { Config } from "./cli.js";
@@ -10,12 +9,11 @@ import { loadErrorPages } from "./http/error-pages.js";
 import { ErrorResponder } from "./http/error-response.js";
 import { HealthEndpoints, type DrainState } from "./http/health.js";
 import { listen } from "./http/listen.js";
-import { ReverseProxy } from "./http/proxy.js";
 import { ProxyErrorLog } from "./http/proxy-error-log.js";
 import { StreamGarbage } from "./http/stream-garbage.js";
 import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
-import { createProxyServer } from "./http/server.js";
-import { createUpgradeTunnel } from "./http/upgrade-tunnel.js";
+import { RelayServer } from "./relay/relay-server.js";
+import { UpstreamPool } from "./relay/upstream-pool.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
@@ -24,7 +22,7 @@ import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
 
 export interface Daemon {
-  readonly server: Server;
+  readonly server: RelayServer;
   /** The app of the entrypoint form; undefined in the sidecar form. */
   readonly app: AppProcess | undefined;
   readonly readiness: ReadinessCheck;
@@ -81,19 +79,28 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     warnAfterMs: config.warnAfterMs,
     observer: metrics?.readiness,
   });
-  const errorLog = new ProxyErrorLog(log);
-  const proxy = new ReverseProxy({
-    upstream: config.upstream,
-    responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
-    errors,
-    log,
-    interceptUpstreamErrors: config.interceptUpstreamErrors,
-    observer,
-    errorLog,
-    garbage: new StreamGarbage(),
+  const upstreamUrl = new URL(config.upstream.origin);
+  const pool = new UpstreamPool({
+    address: { host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80) },
+    // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
+    idleTimeoutMs: 4_000,
   });
-  const tunnel = createUpgradeTunnel({ upstream: config.upstream, errorLog, responseHeaderTimeoutMs: config.responseHeaderTimeoutMs, observer });
-  const server = createProxyServer({ health: new HealthEndpoints(readiness, drain, errors), proxy, drain, upgrade: tunnel.handle });
+  const server = new RelayServer({
+    health: new HealthEndpoints(readiness, drain, errors),
+    drain,
+    context: {
+      pool,
+      pathPrefix: config.upstream.pathPrefix,
+      upstreamHost: upstreamUrl.host,
+      responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
+      errors,
+      log,
+      errorLog: new ProxyErrorLog(log),
+      interceptUpstreamErrors: config.interceptUpstreamErrors,
+      observer,
+      garbage: new StreamGarbage(),
+    },
+  });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
   const shutdown = new GracefulShutdown({
     drain,
@@ -102,8 +109,8 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     delayMs: config.shutdownDelayMs,
     timeoutMs: config.shutdownTimeoutMs,
     closeUpstream: async () => {
-      tunnel.closeAll();
-      await Promise.all([proxy.close(), upstreamProbe?.close()]);
+      pool.close();
+      await upstreamProbe?.close();
     },
     afterDrain: async (reason) => {
       // The app gets the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
@@ -113,7 +120,7 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     },
   });
   const start = async () => {
-    const address = await listen(server, config.listen);
+    const address = await listen(server.server, config.listen);
     await metrics?.start();
     log.info(
       {

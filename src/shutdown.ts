@@ -1,13 +1,12 @@
 // Graceful shutdown (CONTRACT §7): report draining, keep serving for the delay, close the listener, wait for in-flight requests.
-import type { Server } from "node:http";
-import { Server as NetServer } from "node:net";
 import type { Logger } from "pino";
 import type { DrainState } from "./http/health.js";
+import type { Listener } from "./relay/relay-server.js";
 
 export interface ShutdownOptions {
   /** The flag /readyz and the server read; the shutdown sets it. */
   readonly drain: { draining: boolean };
-  readonly server: Server;
+  readonly server: Listener;
   readonly log: Logger;
   readonly delayMs: number;
   readonly timeoutMs: number;
@@ -51,11 +50,11 @@ export class GracefulShutdown implements DrainState {
     drain.draining = true;
     log.info({ reason, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
     if (delayMs > 0) await wait(delayMs);
-    // Stop accepting, but not with http's close(), which also destroys every idle keep-alive
-    // connection at once: a client may have just sent its next request on one, and it would be
-    // reset (wrk through the close saw ~30 resets a run). Each gets a grace to show its request,
-    // which is answered with `Connection: close`; what is still idle after it is closed.
-    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+    // Stop accepting without destroying every idle keep-alive connection at once: a client may
+    // have just sent its next request on one, and it would be reset (wrk through the close saw
+    // ~30 resets a run). Each gets a grace to show its request, which is answered with
+    // `Connection: close`; what is still idle after it is closed.
+    const closed = new Promise<void>((resolve) => server.close(resolve));
     await Promise.race([closed, wait(Math.min(IDLE_GRACE_MS, timeoutMs))]);
     server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;

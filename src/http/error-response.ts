@@ -1,6 +1,6 @@
 // Proxy-made error responses (CONTRACT §6): a branded page for browser navigations, a JSON envelope for everyone else.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROXY_ERRORS, escapeHtml, type ErrorPageSet } from "./error-pages.js";
+import type { RequestView, ResponseWriter } from "./response-writer.js";
 
 const GENERIC_MESSAGE = "proxy error";
 
@@ -41,18 +41,27 @@ export class ErrorResponder {
     this.#pages = pages;
   }
 
-  /** Answers `status` with a page or JSON, `Cache-Control: no-store`, and the request id. */
-  send(req: IncomingMessage, res: ServerResponse, status: number, requestId: string): void {
-    const html = wantsHtml(req.headers.accept);
+  /** Answers `status` with a page or JSON, `Cache-Control: no-store`, the request id, and any `extraHeaders` (`Retry-After`). */
+  send(request: RequestView, writer: ResponseWriter, status: number, requestId: string, extraHeaders: readonly string[] = []): void {
+    const html = wantsHtml(request.header("accept"));
     const body = html ? this.#renderPage(status, requestId) : this.#renderJson(status, requestId);
-    res.writeHead(status, {
-      "content-type": html ? "text/html; charset=utf-8" : "application/json",
-      "content-length": body.length,
-      "cache-control": "no-store",
-      "x-request-id": requestId,
-      vary: "Accept",
-    });
-    res.end(req.method === "HEAD" ? undefined : body);
+    writer.send(
+      status,
+      [
+        "content-type",
+        html ? "text/html; charset=utf-8" : "application/json",
+        "content-length",
+        String(body.length),
+        "cache-control",
+        "no-store",
+        "x-request-id",
+        requestId,
+        "vary",
+        "Accept",
+        ...extraHeaders,
+      ],
+      body,
+    );
   }
 
   /** The page an intercepted upstream 5xx is replaced with (browser navigations only). */

@@ -1,11 +1,11 @@
 // /health, /healthz (liveness) and /readyz with its named checks (readiness, CONTRACT §2), answered on the proxy's own listener.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessCheck } from "../readiness/readiness-check.js";
 import type { ErrorResponder } from "./error-response.js";
 import { wantsHtml } from "./error-response.js";
 import { evaluate, parseReadyzQuery, readyzJson, readyzVerbose, singleCheckText, type ReadyzQuery } from "./readyz-answers.js";
 import { requestIdOf } from "./request-id.js";
+import type { RequestView, ResponseWriter } from "./response-writer.js";
 
 /** Which health path a request is for, or undefined when it belongs to the upstream. */
 export type HealthPath = "liveness" | "readiness" | "single check";
@@ -17,8 +17,8 @@ const SINGLE_CHECK_PREFIX = "/readyz/";
  * `/readyz/<x>` path is a candidate only: it is ours when `x` names a check. Called for every
  * request, so it avoids parsing the URL.
  */
-export function matchHealthPath(method: string | undefined, url: string | undefined): HealthPath | undefined {
-  if ((method !== "GET" && method !== "HEAD") || url === undefined) return undefined;
+export function matchHealthPath(method: string, url: string): HealthPath | undefined {
+  if (method !== "GET" && method !== "HEAD") return undefined;
   // Compared in place, without slicing off the query: this runs for every proxied request too.
   if (isPath(url, "/readyz")) return "readiness";
   if (isPath(url, "/health") || isPath(url, "/healthz")) return "liveness";
@@ -31,7 +31,7 @@ function isPath(url: string, path: string): boolean {
   return url.startsWith(path) && (url.length === path.length || url.charCodeAt(path.length) === 0x3f /* ? */);
 }
 
-/** A body with its headers prepared once, as writeHead's flat [name, value, ...] form. */
+/** A body with its headers prepared once, as a flat [name, value, ...] list. */
 interface PreparedBody {
   readonly body: Buffer;
   readonly headers: readonly string[];
@@ -77,31 +77,32 @@ export class HealthEndpoints {
   }
 
   /** Liveness: always 200 while the process serves; readiness and draining never change it. */
-  liveness(req: IncomingMessage, res: ServerResponse): void {
-    send(req, res, 200, OK_BODY);
+  liveness(writer: ResponseWriter): void {
+    send(writer, 200, OK_BODY);
   }
 
   /** Readiness from the cached check; synchronous whenever the cache is fresh. */
-  readiness(req: IncomingMessage, res: ServerResponse): void {
-    const query = parseReadyzQuery(req.url ?? "");
-    this.#withReport((report) => (query ? this.#answerQuery(req, res, report, query) : this.#answerPlain(req, res, report)));
+  readiness(request: RequestView, writer: ResponseWriter): void {
+    const query = parseReadyzQuery(request.url);
+    this.#withReport((report) => (query ? this.#answerQuery(request, writer, report, query) : this.#answerPlain(request, writer, report)));
   }
 
   /**
-   * `/readyz/<name>`: answers and returns true when `name` is exactly a check's name; returns
-   * false (the request is the upstream's) for anything else, `%2F`, `..` and a trailing slash
-   * included: the name is compared as sent, never decoded.
+   * Whether a `/readyz/<name>` target is ours: `name` exactly a check's name. Anything else,
+   * `%2F`, `..` and a trailing slash included, is the upstream's: the name is compared as sent,
+   * never decoded.
    */
-  singleCheck(req: IncomingMessage, res: ServerResponse): boolean {
-    const url = req.url ?? "";
-    const mark = url.indexOf("?");
-    const name = url.slice(SINGLE_CHECK_PREFIX.length, mark < 0 ? url.length : mark);
-    if (!this.#names.has(name)) return false;
+  ownsSingleCheck(url: string): boolean {
+    return this.#names.has(singleCheckName(url));
+  }
+
+  /** `/readyz/<name>` for a target {@link ownsSingleCheck} accepted: `ok`, or 503 with the reason. */
+  singleCheck(request: RequestView, writer: ResponseWriter): void {
+    const name = singleCheckName(request.url);
     this.#withReport((report) => {
       const result = evaluate(report, this.#drain.draining).results.find((candidate) => candidate.name === name)!;
-      send(req, res, result.ok ? 200 : 503, prepare(singleCheckText(result), PLAIN_TEXT));
+      send(writer, result.ok ? 200 : 503, prepare(singleCheckText(result), PLAIN_TEXT));
     });
-    return true;
   }
 
   /** Runs `answer` with the current report: at once from the cache, else after the shared run. */
@@ -115,7 +116,7 @@ export class HealthEndpoints {
     this.#readiness.check().then(answer, () => answer({ verdict: { state: "present", ready: true, ports: [] }, checks: [] }));
   }
 
-  #answerPlain(req: IncomingMessage, res: ServerResponse, report: ReadinessReport): void {
+  #answerPlain(request: RequestView, writer: ResponseWriter, report: ReadinessReport): void {
     const draining = this.#drain.draining;
     let answer = this.#lastAnswer;
     if (answer?.report !== report || answer.draining !== draining) {
@@ -123,21 +124,25 @@ export class HealthEndpoints {
       answer = { report, draining, status: evaluation.ready ? 200 : 503, prepared: prepare(readyzJson(report, evaluation)) };
       this.#lastAnswer = answer;
     }
-    if (answer.status === 503 && wantsHtml(req.headers.accept)) this.#errors.send(req, res, 503, requestIdOf(req));
-    else send(req, res, answer.status, answer.prepared);
+    if (answer.status === 503 && wantsHtml(request.header("accept"))) this.#errors.send(request, writer, 503, requestIdOf(request));
+    else send(writer, answer.status, answer.prepared);
   }
 
-  #answerQuery(req: IncomingMessage, res: ServerResponse, report: ReadinessReport, query: ReadyzQuery): void {
+  #answerQuery(request: RequestView, writer: ResponseWriter, report: ReadinessReport, query: ReadyzQuery): void {
     const evaluation = evaluate(report, this.#drain.draining, query.exclude);
     const status = evaluation.ready ? 200 : 503;
-    if (query.verbose) send(req, res, status, prepare(readyzVerbose(evaluation), PLAIN_TEXT));
-    else if (status === 503 && wantsHtml(req.headers.accept)) this.#errors.send(req, res, 503, requestIdOf(req));
-    else send(req, res, status, prepare(readyzJson(report, evaluation)));
+    if (query.verbose) send(writer, status, prepare(readyzVerbose(evaluation), PLAIN_TEXT));
+    else if (status === 503 && wantsHtml(request.header("accept"))) this.#errors.send(request, writer, 503, requestIdOf(request));
+    else send(writer, status, prepare(readyzJson(report, evaluation)));
   }
 }
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, prepared: PreparedBody): void {
-  if (res.destroyed) return;
-  res.writeHead(status, prepared.headers as string[]);
-  res.end(req.method === "HEAD" ? undefined : prepared.body);
+/** The check name of a `/readyz/<name>[?query]` target, as sent. */
+function singleCheckName(url: string): string {
+  const mark = url.indexOf("?");
+  return url.slice(SINGLE_CHECK_PREFIX.length, mark < 0 ? url.length : mark);
+}
+
+function send(writer: ResponseWriter, status: number, prepared: PreparedBody): void {
+  writer.send(status, prepared.headers, prepared.body);
 }

@@ -1,6 +1,5 @@
-// Opens a node:http server on a [host]:port, turning the usual failures into one line for a person (exit 1).
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+// Opens a server on a [host]:port, turning the usual failures into one line for a person (exit 1).
+import type { AddressInfo, Server } from "node:net";
 import { formatListenAddress, type ListenAddress } from "../config/listen-address.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "../errors.js";
 

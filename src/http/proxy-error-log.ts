@@ -1,5 +1,4 @@
 // Warn lines for proxy-made errors, throttled per kind: the first at once, then one summary per interval with how many were held back.
-import type { IncomingMessage } from "node:http";
 import type { Logger } from "pino";
 import { errorCode } from "../errors.js";
 
@@ -35,8 +34,8 @@ export class ProxyErrorLog {
   }
 
   /** A proxy-made error response (502, 504, 400): the request id the client sees is what the operator searches for. */
-  proxyError(req: IncomingMessage, requestId: string, status: number, error: Error, reason: string): void {
-    this.warn(reason, { requestId, status, method: req.method, url: req.url, code: errorCode(error), err: error.message });
+  proxyError(request: { readonly method: string; readonly url: string }, requestId: string, status: number, error: Error, reason: string): void {
+    this.warn(reason, { requestId, status, method: request.method, url: request.url, code: errorCode(error), err: error.message });
   }
 
   /** Any other per-request warning that an outage multiplies. */

@@ -2,7 +2,7 @@
 import type { Dispatcher, Pool } from "undici";
 import { formatDuration } from "../config/duration.js";
 import { errorCode } from "../errors.js";
-import { createUpstreamPool } from "../upstream-pool.js";
+import { createUpstreamPool } from "./upstream-pool.js";
 import { VERSION } from "../version.js";
 
 /** One probe's outcome: `reason` is the short public text, `status` or `err` go to the log. */

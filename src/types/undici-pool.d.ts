@@ -12,7 +12,7 @@ declare module "undici/lib/dispatcher/client.js" {
 }
 
 declare module "undici/lib/core/symbols.js" {
-  /** Only the two the upstream pool's queue guard reads (see src/upstream-pool.ts). */
+  /** Only the two the upstream pool's queue guard reads (see src/readiness/upstream-pool.ts). */
   const symbols: { readonly kQueue: symbol; readonly kPendingIdx: symbol };
   export default symbols;
 }

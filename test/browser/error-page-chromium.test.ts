@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
 import { chromium, type Browser } from "playwright-core";
+import { send } from "../helpers/http-client.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { closedPort } from "../helpers/test-doubles.js";
 
@@ -21,9 +22,12 @@ const CHROMIUM_ARGS = [
 ];
 
 t.test("Chromium renders the 502 page standalone", { skip: !existsSync(CHROMIUM) && `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)` }, async (t) => {
-  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`]);
-  let proxyRequests = 0;
-  daemon.server.on("request", () => proxyRequests++);
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`, "--metrics-listen", "127.0.0.1:0"]);
+  // Every request that reaches the proxy is counted by its own metrics.
+  const proxyRequests = async () => {
+    const text = (await send(daemon.metricsPort!, "/metrics")).text();
+    return text.split("\n").filter((line) => line.startsWith("readiness_proxy_requests_total{")).reduce((sum, line) => sum + Number(line.split(" ")[1]), 0);
+  };
   // playwright-core makes its own empty profile directory per launch.
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   t.teardown(() => browser.close());
@@ -53,5 +57,5 @@ t.test("Chromium renders the 502 page standalone", { skip: !existsSync(CHROMIUM)
     await page.close();
     t.ok(statSync(join(SCREENSHOTS, file)).size > 1000, `screenshot written: dist/test-artifacts/${file}`);
   }
-  t.equal(proxyRequests, shots.length, "one request per page view reached the proxy (no favicon, no assets)");
+  t.equal(await proxyRequests(), shots.length, "one request per page view reached the proxy (no favicon, no assets)");
 });

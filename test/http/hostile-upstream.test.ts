@@ -6,7 +6,7 @@ import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { startRawUpstream } from "../helpers/raw-upstream.js";
 
 /** What the hostile upstream does with a request whose path is `/<case>`; `/good` always gets a clean 200. */
-const CASES: Record<string, { answer: (socket: Socket) => void; expect: "502" | "504" | "abrupt" | "status" }> = {
+const CASES: Record<string, { answer: (socket: Socket) => void; expect: "200" | "502" | "504" | "abrupt" | "status" }> = {
   "truncated-head": { answer: (s) => s.end("HTTP/1.1 200 OK\r\nContent-Le"), expect: "502" },
   "garbage-head": { answer: (s) => s.end("NONSENSE\r\n\r\n"), expect: "502" },
   "no-answer-then-close": { answer: (s) => s.end(), expect: "502" },
@@ -18,7 +18,7 @@ const CASES: Record<string, { answer: (socket: Socket) => void; expect: "502" | 
   "bad-chunk-size": { answer: (s) => s.end("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"), expect: "abrupt" },
   "304-with-body": { answer: (s) => s.write("HTTP/1.1 304 Not Modified\r\nContent-Length: 4\r\n\r\nbody"), expect: "status" },
   "204-with-body": { answer: (s) => s.write("HTTP/1.1 204 No Content\r\n\r\nstray bytes"), expect: "status" },
-  "unsolicited-100": { answer: (s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), expect: "502" },
+  "unsolicited-100": { answer: (s) => s.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), expect: "200" },
   "silent": { answer: () => {}, expect: "504" },
 };
 

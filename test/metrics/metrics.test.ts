@@ -1,6 +1,6 @@
 // Metrics through a real daemon: exact counts after known traffic, parsed by a real exposition-format parser, checked by promtool where present.
 import { spawnSync } from "node:child_process";
-import { request, type ClientRequest, type Server, type ServerResponse } from "node:http";
+import { request, type ClientRequest } from "node:http";
 import { join } from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import t from "tap";
@@ -11,14 +11,6 @@ import { startUpstream } from "../helpers/upstream.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
 const hasPromtool = spawnSync("promtool", ["--version"]).status === 0;
-
-/** Resolves once the server has closed `count` responses: in-flight counts drop on close, a tick after the client has the body. */
-function responsesClosed(server: Server, count: number): Promise<void> {
-  return new Promise((resolve) => {
-    let closed = 0;
-    server.on("request", (_req, res: ServerResponse) => res.once("close", () => ++closed === count && resolve()));
-  });
-}
 
 async function scrape(port: number) {
   const reply = await send(port, "/metrics");
@@ -51,7 +43,6 @@ t.test("counts after known traffic: codes and methods, health paths excluded, 50
     "--proc-root", join(fixtures, "established-only"),
     "--readiness-required-listener", "15008",
   ]);
-  const allClosed = responsesClosed(daemon.server, 10);
   for (let index = 0; index < 3; index++) await send(daemon.port, "/a");
   await send(daemon.port, "/b", { method: "POST", body: "x" });
   await send(daemon.port, "/c", { method: "PURGE" });
@@ -60,7 +51,7 @@ t.test("counts after known traffic: codes and methods, health paths excluded, 50
   await send(daemon.port, "/readyz");
   await send(daemon.port, "/readyz/shutdown");
   t.equal((await send(daemon.port, "/slow")).status, 504);
-  await allClosed;
+  // No wait for in-flight counts to settle: the relay reports an exchange's end before its last byte is written.
   const { reply, families } = await scrape(daemon.metricsPort!);
   t.equal(reply.status, 200);
   t.match(reply.headers["content-type"], /^text\/plain; version=0\.0\.4/);

@@ -1,4 +1,4 @@
-// The upstream connection pool: undici's Pool, with a guard so that an aborted request never opens a connection of its own (undici#5845).
+// The health probe's connection pool: undici's Pool, with a guard so that an aborted request never opens a connection of its own (undici#5845).
 import type { Pool } from "undici";
 // Pool and Client alone, not the undici index: the index loads fetch, WebSocket, caches and
 // mocks too, and loading them was most of the binary's start-up time.

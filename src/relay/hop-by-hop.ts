@@ -1,8 +1,8 @@
 // Hop-by-hop header rules (RFC 9110 §7.6.1): which header names never cross the proxy, in either direction.
 
 /**
- * Always removed, lower-case. `expect` is here too: the Node server has already answered
- * `100 Continue` to the client, and undici refuses to send an `expect` header.
+ * Always removed, lower-case. `expect` is here too: the relay answers `100 Continue` itself, as
+ * nginx and node:http do, so an app that ignores the expectation never makes curl wait a second.
  */
 const ALWAYS_REMOVED = new Set([
   "connection",

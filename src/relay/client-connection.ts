@@ -1,0 +1,301 @@
+// One accepted client connection: parses its requests with llhttp, runs them one at a time in order, writes their answers, keeps it alive or closes it.
+import type { Socket } from "node:net";
+import type { ResponseWriter } from "../http/response-writer.js";
+import { BODY, HttpParser, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
+import { RequestHead } from "./request-head.js";
+import { ownResponseHead } from "./response-head.js";
+
+/** One request's life on the connection: its body arrives here, it answers through the connection. */
+export interface Transaction {
+  /** Runs once the transactions before it have answered (pipelining keeps order). */
+  start(): void;
+  onRequestBody(chunk: Buffer): void;
+  onRequestEnd(): void;
+  /** The client's socket accepts more response bytes. */
+  onClientDrain(): void;
+  /** The client went away before the answer ended. */
+  onClientGone(): void;
+}
+
+/** What the connection asks of the server that accepted it. */
+export interface ConnectionHost {
+  /** Makes the transaction for a parsed head (health path, proxied request, upgrade). */
+  transactionFor(request: RequestHead, connection: ClientConnection): Transaction;
+  /** Whether shutdown has begun: every answer then closes its connection. */
+  readonly draining: boolean;
+  /** The coarse clock the server's sweep advances (ms). */
+  readonly now: number;
+  forget(connection: ClientConnection): void;
+}
+
+/** llhttp's errors that are not a plain 400, with node:http's answers. */
+const ERROR_STATUS: Readonly<Record<string, number>> = {
+  HPE_HEADER_OVERFLOW: 431,
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
+};
+
+/** Why reading is paused: each reason must clear before the socket reads again. */
+const PAUSED_FOR_BODY = 1;
+const PAUSED_FOR_PIPELINE = 2;
+const PAUSED_FOR_UPGRADE = 4;
+
+/**
+ * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
+ * way). Requests after the one being answered (pipelining) wait, parsed, in order; reading stops
+ * while one waits, so at most one socket read of them is ever held.
+ */
+export class ClientConnection {
+  readonly socket: Socket;
+  readonly remoteAddress: string | undefined;
+  readonly #host: ConnectionHost;
+  readonly #parser: HttpParser;
+  /** The transaction whose request body is being parsed. */
+  #parsing: Transaction | undefined;
+  /** The transaction being answered, and whether its request and response have ended. */
+  #active: Transaction | undefined;
+  #activeRequestEnded = false;
+  #activeResponseEnded = false;
+  /** Parsed, waiting for the active one to finish; `ended`: their request has been read whole. */
+  readonly #waiting: { transaction: Transaction; ended: boolean }[] = [];
+  #paused = 0;
+  /** After the active answer: close instead of reading on (Connection: close, HTTP/1.0, an error, draining). */
+  #closeAfter = false;
+  /** A parse error to answer once the requests before it have been answered. */
+  #pendingError: ParseError | undefined;
+  /** An upgrade request was parsed: what follows its head belongs to the tunnel. */
+  #upgradeRest: Buffer[] | undefined;
+  #detached = false;
+  /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
+  headStartedAt = 0;
+  /** When the connection last became idle (coarse clock). */
+  idleSince: number;
+
+  constructor(socket: Socket, host: ConnectionHost) {
+    this.socket = socket;
+    this.remoteAddress = socket.remoteAddress;
+    this.#host = host;
+    this.idleSince = host.now;
+    this.#parser = new HttpParser("request", {
+      onMessageBegin: () => {
+        this.headStartedAt = this.#host.now;
+      },
+      onHead: (head) => this.#onHead(head),
+      onBody: (chunk) => this.#parsing?.onRequestBody(chunk),
+      onMessageComplete: () => this.#onMessageComplete(),
+    });
+    socket.setNoDelay(true);
+    socket.on("data", (data: Buffer) => this.#onData(data));
+    socket.on("drain", () => this.#active?.onClientDrain());
+    // A client that half-closes is gone, as node:http treats it: nobody reads the answer.
+    socket.on("end", () => socket.destroy());
+    socket.on("error", () => socket.destroy());
+    socket.on("close", () => this.#onClose());
+  }
+
+  /** Nothing in progress: no answer owed and no request begun. */
+  get idle(): boolean {
+    return this.#active === undefined && this.headStartedAt === 0 && !this.#detached;
+  }
+
+  /** Whether the answer now being written may keep the connection open afterwards. */
+  get keepAlive(): boolean {
+    return !this.#closeAfter && !this.#host.draining;
+  }
+
+  write(data: string | Buffer): boolean {
+    return this.socket.write(data, "latin1");
+  }
+
+  pauseForBody(): void {
+    this.#pause(PAUSED_FOR_BODY);
+  }
+
+  resumeForBody(): void {
+    this.#resume(PAUSED_FOR_BODY);
+  }
+
+  /** Ends the connection abruptly (an answer cut short must never look complete). */
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  /** Closes after the current answer whatever the client asked (a refused upgrade, an unforwardable request). */
+  closeAfterAnswer(): void {
+    this.#closeAfter = true;
+  }
+
+  /**
+   * A whole answer of our own (health paths, proxy-made errors). The body is left out for HEAD;
+   * head and body leave in one write.
+   */
+  sendWhole(request: RequestHead, status: number, headers: readonly string[], body: Buffer): void {
+    if (this.socket.destroyed) return;
+    const keepAlive = this.keepAlive;
+    this.socket.cork();
+    this.write(ownResponseHead(status, headers, keepAlive));
+    if (request.method !== "HEAD" && body.length > 0) this.socket.write(body);
+    this.socket.uncork();
+  }
+
+  /** A writer for one transaction's whole answer, which ends that transaction's response. */
+  writerFor(request: RequestHead, transaction: Transaction): ResponseWriter {
+    return {
+      send: (status, headers, body) => {
+        this.sendWhole(request, status, headers, body);
+        this.responseEnded(transaction);
+      },
+    };
+  }
+
+  /** The transaction's response is complete; the next request is served once its own request has been read. */
+  responseEnded(transaction: Transaction): void {
+    if (transaction !== this.#active) return;
+    this.#activeResponseEnded = true;
+    this.#advance();
+  }
+
+  /** The socket is the tunnel's now: no more parsing; the bytes read after the upgrade head are handed over. */
+  detach(): Buffer {
+    this.#detached = true;
+    this.#parser.close();
+    this.socket.removeAllListeners("data");
+    this.socket.removeAllListeners("drain");
+    this.#resume(PAUSED_FOR_UPGRADE);
+    const rest = Buffer.concat(this.#upgradeRest ?? []);
+    this.#upgradeRest = undefined;
+    return rest;
+  }
+
+  #onData(data: Buffer): void {
+    if (this.#upgradeRest !== undefined) {
+      this.#upgradeRest.push(data);
+      return;
+    }
+    const result = this.#parser.execute(data);
+    if (isParseError(result)) {
+      this.#onParseError(result);
+    } else if (result < data.length) {
+      // Only an upgrade head stops llhttp short of the end (TypeScript cannot see #onHead set it).
+      (this.#upgradeRest as Buffer[] | undefined)?.push(data.subarray(result));
+    }
+    // Heads parsed in this read start only now: a request whose bytes end in a parse error
+    // within the same read never reaches the app.
+    this.#startNext();
+    if (this.#waiting.length > 0) this.#pause(PAUSED_FOR_PIPELINE);
+  }
+
+  #onHead(head: ParsedHead): BodyDirective {
+    this.headStartedAt = 0;
+    const request = new RequestHead(head);
+    if (!request.keepAlive) this.#closeAfter = true;
+    const transaction = this.#host.transactionFor(request, this);
+    this.#parsing = transaction;
+    this.#waiting.push({ transaction, ended: false });
+    if (request.upgrade) {
+      this.#upgradeRest = [];
+      this.#pause(PAUSED_FOR_UPGRADE);
+    }
+    return BODY.parse;
+  }
+
+  #onMessageComplete(): void {
+    const transaction = this.#parsing;
+    this.#parsing = undefined;
+    if (transaction === undefined) return;
+    transaction.onRequestEnd();
+    if (transaction === this.#active) {
+      this.#activeRequestEnded = true;
+      this.#advance();
+      return;
+    }
+    const waiting = this.#waiting.find((entry) => entry.transaction === transaction);
+    if (waiting) waiting.ended = true;
+  }
+
+  #onParseError(error: ParseError): void {
+    // The request being read is cut: if it was already forwarded, its exchange fails with it.
+    const broken = this.#parsing;
+    this.#parsing = undefined;
+    this.#closeAfter = true;
+    this.#resume(PAUSED_FOR_PIPELINE | PAUSED_FOR_BODY);
+    if (broken !== undefined) {
+      const at = this.#waiting.findIndex((entry) => entry.transaction === broken);
+      if (at >= 0) this.#waiting.splice(at, 1);
+      else if (broken === this.#active) {
+        broken.onClientGone();
+        this.socket.destroy();
+        return;
+      }
+    }
+    this.#pendingError = error;
+    this.#advance();
+  }
+
+  #startNext(): void {
+    while (this.#active === undefined) {
+      const next = this.#waiting.shift();
+      if (next === undefined) {
+        if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
+        return;
+      }
+      this.#active = next.transaction;
+      this.#activeRequestEnded = next.ended;
+      this.#activeResponseEnded = false;
+      if (this.#waiting.length === 0) this.#resume(PAUSED_FOR_PIPELINE);
+      next.transaction.start();
+    }
+  }
+
+  /** Moves on once the active transaction's request and response have both ended. */
+  #advance(): void {
+    if (this.#active !== undefined && !(this.#activeRequestEnded && this.#activeResponseEnded)) return;
+    this.#active = undefined;
+    if (this.#closeAfter && this.#pendingError === undefined) {
+      this.socket.end();
+      return;
+    }
+    if (this.#host.draining && this.#waiting.length === 0) {
+      this.socket.end();
+      return;
+    }
+    this.idleSince = this.#host.now;
+    this.#startNext();
+  }
+
+  /** node:http's answers to what its parser refused: 400, 431 for a head too large, 413 for chunk extensions. */
+  #answerParseError(error: ParseError): void {
+    this.#pendingError = undefined;
+    const status = ERROR_STATUS[error.code] ?? 400;
+    if (!this.socket.destroyed) this.socket.end(ownResponseHead(status, ["content-length", "0"], false), "latin1");
+  }
+
+  /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */
+  timeOutHead(): void {
+    this.headStartedAt = 0;
+    if (this.#active !== undefined) {
+      this.socket.destroy();
+      return;
+    }
+    this.socket.end(ownResponseHead(408, ["content-length", "0"], false), "latin1");
+  }
+
+  #pause(reason: number): void {
+    if (this.#paused === 0) this.socket.pause();
+    this.#paused |= reason;
+  }
+
+  #resume(reasons: number): void {
+    if (this.#paused === 0) return;
+    this.#paused &= ~reasons;
+    if (this.#paused === 0 && !this.socket.destroyed) this.socket.resume();
+  }
+
+  #onClose(): void {
+    if (!this.#detached) this.#parser.close();
+    const active = this.#active;
+    this.#active = undefined;
+    active?.onClientGone();
+    for (const entry of this.#waiting.splice(0)) entry.transaction.onClientGone();
+    this.#host.forget(this);
+  }
+}

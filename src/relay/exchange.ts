@@ -1,0 +1,390 @@
+// One proxied request and its answer: the head sent once, bodies relayed as bytes with backpressure both ways, failures mapped to 502/504 or an abrupt end.
+import type { Socket } from "node:net";
+import { wantsHtml } from "../http/error-response.js";
+import { upstreamErrorReason } from "../http/proxy-observer.js";
+import { requestIdOf } from "../http/request-id.js";
+import { parseAbsoluteTarget } from "../http/request-target.js";
+import type { ClientConnection, Transaction } from "./client-connection.js";
+import { clientAddressOf, forwardedRequestHead, type RequestBodyFraming } from "./forwarded-request-head.js";
+import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
+import type { RelayContext } from "./relay-context.js";
+import type { RequestHead } from "./request-head.js";
+import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
+import { openTunnel } from "./tunnel.js";
+import { UpstreamFailure, type UpstreamConnection, type UpstreamOwner } from "./upstream-connection.js";
+
+/** A reused keep-alive socket the upstream closed just as we sent: safe to send again once if idempotent. */
+const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE"]);
+const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "TRACE"]);
+/** The log's `code` for a 504, unchanged from the undici days: operators' queries keep working. */
+const HEAD_TIMEOUT_CODE = "UND_ERR_HEADERS_TIMEOUT";
+const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
+/** The 101 handshake's own hop-by-hop headers, which pass with it. */
+const UPGRADE_HEADERS = ["upgrade", "connection"];
+
+/** One request/response through the relay; methods on the prototype, one object per request. */
+export class Exchange implements Transaction, UpstreamOwner {
+  readonly #context: RelayContext;
+  readonly #client: ClientConnection;
+  readonly #request: RequestHead;
+  #upstream: UpstreamConnection | undefined;
+  #headText = "";
+  #framing: RequestBodyFraming = "none";
+  /** Request body that came before the upstream connection was ready. */
+  #pendingBody: Buffer[] | undefined;
+  #upgrade: "websocket" | "other" | undefined;
+  #startedAt = 0;
+  #headTimer: NodeJS.Timeout | undefined;
+  #requestEnded = false;
+  /** The whole request (head, body, last chunk) has been written upstream. */
+  #requestSent = false;
+  #responseFraming: ResponseFraming = "none";
+  #responseStarted = false;
+  #interceptedStatus = 0;
+  #retried = false;
+  #done = false;
+
+  constructor(context: RelayContext, client: ClientConnection, request: RequestHead) {
+    this.#context = context;
+    this.#client = client;
+    this.#request = request;
+  }
+
+  start(): void {
+    const context = this.#context;
+    const request = this.#request;
+    if (context.observer.enabled) {
+      context.observer.requestStarted();
+      this.#startedAt = performance.now();
+    }
+    const url = request.url;
+    let target: string;
+    let hostOverride: string | undefined;
+    if (url.charCodeAt(0) === 0x2f /* "/" */) {
+      target = context.pathPrefix + url;
+    } else {
+      // RFC 9112 §3.2.2: a server must accept absolute-form; like nginx, its authority replaces Host.
+      const absolute = parseAbsoluteTarget(url);
+      if (absolute === undefined) {
+        if (url === "*" && request.method === "OPTIONS") this.#answerServerOptions();
+        else this.#failBeforeHead(400, new Error("request target is neither a path nor absolute-form"), "bad request target");
+        return;
+      }
+      target = context.pathPrefix + absolute.path;
+      hostOverride = absolute.authority;
+    }
+    if (request.upgrade) {
+      if (request.method === "CONNECT") {
+        this.#failBeforeHead(400, new Error("CONNECT is not a reverse proxy's to serve"), "CONNECT is not supported");
+        return;
+      }
+      this.#upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
+      // The connection is closed after a refused upgrade: what follows must never reach the app raw.
+      this.#client.closeAfterAnswer();
+    }
+    const head = forwardedRequestHead(request, {
+      target,
+      hostOverride,
+      clientAddress: clientAddressOf(this.#client.remoteAddress),
+      upstreamHost: context.upstreamHost,
+      upgrade: this.#upgrade,
+    });
+    const expectation = request.header("expect");
+    if (expectation !== undefined) {
+      if (expectation.toLowerCase() !== "100-continue") {
+        this.#failBeforeHead(417, new Error(`unsupported expectation ${JSON.stringify(expectation)}`), "expectation failed");
+        return;
+      }
+      // Answered here, as node:http and nginx do: the body then streams to the app.
+      if (request.versionMinor >= 1) this.#client.write(CONTINUE);
+    }
+    this.#headText = head.text;
+    this.#framing = head.framing;
+    this.#connect();
+  }
+
+  #connect(): void {
+    const pool = this.#context.pool;
+    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this);
+    this.#upstream = upstream;
+    if (upstream.connected) this.#sendHead();
+  }
+
+  onConnected(): void {
+    this.#sendHead();
+  }
+
+  /** Head, the body read so far and, for a request already read whole, its end: one write. */
+  #sendHead(): void {
+    const upstream = this.#upstream!;
+    upstream.socket.cork();
+    upstream.write(this.#headText);
+    const pending = this.#pendingBody;
+    this.#pendingBody = undefined;
+    if (pending !== undefined) for (const chunk of pending) this.#writeBody(upstream, chunk);
+    if (this.#requestEnded) this.#sendRequestEnd(upstream);
+    upstream.socket.uncork();
+    this.#client.resumeForBody();
+  }
+
+  onRequestBody(chunk: Buffer): void {
+    this.#context.garbage.streamed(chunk.length);
+    if (this.#done || this.#responseStarted) return; // answered already (an early 413): the rest is discarded
+    const upstream = this.#upstream;
+    if (upstream === undefined || !upstream.connected) {
+      (this.#pendingBody ??= []).push(chunk);
+      this.#client.pauseForBody();
+      return;
+    }
+    if (!this.#writeBody(upstream, chunk)) this.#client.pauseForBody();
+  }
+
+  onRequestEnd(): void {
+    this.#requestEnded = true;
+    const upstream = this.#upstream;
+    if (!this.#done && upstream !== undefined && upstream.connected && !this.#requestSent) this.#sendRequestEnd(upstream);
+  }
+
+  #writeBody(upstream: UpstreamConnection, chunk: Buffer): boolean {
+    if (this.#framing !== "chunked") return upstream.socket.write(chunk);
+    upstream.write(chunkSizeLine(chunk.length));
+    upstream.socket.write(chunk);
+    return upstream.write(CRLF);
+  }
+
+  /** The request is all upstream: the response head timeout starts (time spent uploading does not count). */
+  #sendRequestEnd(upstream: UpstreamConnection): void {
+    if (this.#framing === "chunked") upstream.write(LAST_CHUNK);
+    this.#requestSent = true;
+    this.#headTimer = setTimeout(this.#onHeadTimeout, this.#context.responseHeaderTimeoutMs);
+  }
+
+  onUpstreamDrain(): void {
+    this.#client.resumeForBody();
+  }
+
+  onClientDrain(): void {
+    this.#upstream?.socket.resume();
+  }
+
+  onResponseHead(head: ParsedHead): BodyDirective {
+    const status = head.statusCode;
+    const client = this.#client;
+    if (status < 200 && status !== 101) {
+      // Interim answers (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they come.
+      if (this.#request.versionMinor >= 1) client.write(relayedResponseHead(status, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
+      return BODY.parse;
+    }
+    clearTimeout(this.#headTimer);
+    if (status === 101) return this.#onSwitchingProtocols(head);
+    const context = this.#context;
+    const method = this.#request.method;
+    if (context.observer.enabled) context.observer.responseHead(status, method, (performance.now() - this.#startedAt) / 1000);
+    if (status >= 500 && context.interceptUpstreamErrors && wantsHtml(this.#request.header("accept"))) {
+      this.#interceptedStatus = status;
+      return method === "HEAD" ? BODY.skip : BODY.parse;
+    }
+    const facts = upstreamHeaderFacts(head.headers);
+    const bodiless = method === "HEAD" || status === 204 || status === 304;
+    // The status (or HEAD) says there is no body, whatever Content-Length says (RFC 9110 §6.4.1, §8.6).
+    if (bodiless) this.#responseFraming = "none";
+    else if (facts.hasContentLength) this.#responseFraming = "length";
+    else if (this.#request.versionMinor >= 1) this.#responseFraming = "chunked";
+    else {
+      this.#responseFraming = "close";
+      client.closeAfterAnswer();
+    }
+    if (this.#upgrade !== undefined) client.closeAfterAnswer();
+    this.#responseStarted = true;
+    // Head, the body bytes of the same read and, for a small answer, its end: one writev when
+    // this tick ends (a syscall per response saved); a stream's first event still leaves at once.
+    client.socket.cork();
+    process.nextTick(uncork, client.socket);
+    client.write(relayedResponseHead(status, head.statusMessage, head.headers, facts, this.#responseFraming, client.keepAlive));
+    return method === "HEAD" ? BODY.skip : BODY.parse;
+  }
+
+  /** Only a 101 to the WebSocket asked for becomes a tunnel; anything else is a 502, never a raw pipe. */
+  #onSwitchingProtocols(head: ParsedHead): BodyDirective {
+    const switchedTo = headerValue(head.headers, "upgrade");
+    if (this.#upgrade !== "websocket" || (switchedTo ?? "").toLowerCase() !== "websocket") {
+      const upstream = this.#upstream;
+      this.#upstream = undefined;
+      upstream?.destroy();
+      this.#failBeforeHead(502, new Error(`upstream switched to ${JSON.stringify(switchedTo ?? "")}`), "upstream switched to a protocol that was not asked for");
+      return BODY.skip;
+    }
+    if (this.#context.observer.enabled) this.#context.observer.responseHead(101, this.#request.method, (performance.now() - this.#startedAt) / 1000);
+    this.#client.write(relayedResponseHead(101, head.statusMessage, head.headers, { hasContentLength: true, hasDate: true }, "none", false, UPGRADE_HEADERS));
+    return BODY.upgrade;
+  }
+
+  onTunnel(upstreamSocket: Socket, rest: Buffer): void {
+    this.#done = true;
+    this.#end();
+    const clientRest = this.#client.detach();
+    openTunnel(this.#client.socket, upstreamSocket, clientRest, rest, this.#context.observer);
+  }
+
+  onResponseBody(chunk: Buffer): void {
+    this.#context.garbage.streamed(chunk.length);
+    if (this.#interceptedStatus !== 0 || this.#done) return; // replaced by our page: drained
+    const client = this.#client;
+    let writable: boolean;
+    if (this.#responseFraming === "chunked") {
+      client.write(chunkSizeLine(chunk.length));
+      client.socket.write(chunk);
+      writable = client.write(CRLF);
+    } else {
+      writable = client.socket.write(chunk);
+    }
+    if (!writable) this.#upstream?.socket.pause();
+  }
+
+  onResponseEnd(keepAlive: boolean): void {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    if (upstream !== undefined) {
+      // Reused only when the app read the whole request: otherwise its framing is mid-body.
+      if (keepAlive && this.#requestSent && !this.#done) this.#context.pool.release(upstream);
+      else upstream.destroy();
+    }
+    if (this.#done) return;
+    if (this.#interceptedStatus !== 0) {
+      const requestId = requestIdOf(this.#request);
+      // The page shows the request id; this line is where the operator finds it.
+      this.#context.errorLog.warn("upstream error replaced by the error page", { requestId, status: this.#interceptedStatus, method: this.#request.method, url: this.#request.url });
+      this.#finishWithPage(this.#interceptedStatus, requestId);
+      return;
+    }
+    if (this.#responseFraming === "chunked") this.#client.write(LAST_CHUNK);
+    this.#finish();
+  }
+
+  onUpstreamFailure(failure: UpstreamFailure): void {
+    clearTimeout(this.#headTimer);
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    if (this.#done) return;
+    if (this.#interceptedStatus !== 0) {
+      // The upstream's own error answer broke off; the page replacing it needs none of it.
+      this.#finishWithPage(this.#interceptedStatus, requestIdOf(this.#request));
+      return;
+    }
+    if (!this.#responseStarted) {
+      if (upstream !== undefined && this.#shouldRetry(upstream, failure.code)) {
+        this.#retried = true;
+        this.#requestSent = false;
+        this.#connect();
+        return;
+      }
+      const timedOut = failure.code === HEAD_TIMEOUT_CODE;
+      this.#context.observer.upstreamError(upstreamErrorReason(failure.code));
+      this.#failBeforeHead(timedOut ? 504 : 502, failure, timedOut ? "upstream response head timed out" : "upstream unavailable");
+      return;
+    }
+    // Mid-body: end the client's response abruptly so it can never look complete.
+    this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url, code: failure.code, err: failure.message });
+    this.#done = true;
+    this.#end();
+    this.#client.destroy();
+  }
+
+  onClientGone(): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#headTimer);
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    this.#end();
+    this.#context.log.debug({ method: this.#request.method, url: this.#request.url }, "client went away");
+  }
+
+  readonly #onHeadTimeout = (): void => {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    this.#headTimer = undefined;
+    this.onUpstreamFailure(new UpstreamFailure(HEAD_TIMEOUT_CODE, "upstream response head timed out"));
+  };
+
+  /**
+   * One retry, for an idempotent request without a body whose connection was closed or reset
+   * before any byte of an answer: the app's idle close racing our reuse, most often.
+   */
+  #shouldRetry(upstream: UpstreamConnection, code: string): boolean {
+    return (
+      !this.#retried &&
+      upstream.unanswered &&
+      (STALE_SOCKET_CODES.has(code) || code.startsWith("HPE_")) &&
+      this.#framing === "none" &&
+      this.#upgrade === undefined &&
+      IDEMPOTENT_METHODS.has(this.#request.method)
+    );
+  }
+
+  /** `OPTIONS *`: a server-wide question the proxy answers itself. */
+  #answerServerOptions(): void {
+    this.#respondOwn(200, ["content-length", "0"], Buffer.alloc(0));
+  }
+
+  /** A proxy-made error before any byte of the answer was sent, logged at warn. */
+  #failBeforeHead(status: number, error: Error, reason: string): void {
+    const requestId = requestIdOf(this.#request);
+    this.#context.errorLog.proxyError(this.#request, requestId, status, error, reason);
+    if (status === 400 || status === 417) {
+      // The client's request cannot be forwarded: no branded page, and the connection is not reused.
+      const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
+      this.#client.closeAfterAnswer();
+      this.#respondOwn(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
+      return;
+    }
+    this.#finishWithPage(status, requestId);
+  }
+
+  #finishWithPage(status: number, requestId: string): void {
+    if (this.#context.observer.enabled && this.#interceptedStatus === 0) {
+      this.#context.observer.responseHead(status, this.#request.method, (performance.now() - this.#startedAt) / 1000);
+    }
+    this.#done = true;
+    this.#end();
+    this.#context.errors.send(this.#request, this.#client.writerFor(this.#request, this), status, requestId);
+  }
+
+  #respondOwn(status: number, headers: readonly string[], body: Buffer): void {
+    if (this.#context.observer.enabled) this.#context.observer.responseHead(status, this.#request.method, (performance.now() - this.#startedAt) / 1000);
+    this.#done = true;
+    this.#end();
+    this.#client.writerFor(this.#request, this).send(status, headers, body);
+  }
+
+  #finish(): void {
+    this.#done = true;
+    this.#end();
+    this.#client.responseEnded(this);
+  }
+
+  /** Reported once: answered, failed, or the client gone. */
+  #ended = false;
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    clearTimeout(this.#headTimer);
+    // The answer is settled; whatever is left of the request body is read and discarded.
+    this.#client.resumeForBody();
+    if (this.#context.observer.enabled) this.#context.observer.requestEnded();
+  }
+}
+
+function uncork(socket: Socket): void {
+  socket.uncork();
+}
+
+/** The first value of a header in a flat list. */
+function headerValue(headers: readonly string[], lowerName: string): string | undefined {
+  for (let index = 0; index < headers.length; index += 2) {
+    if (headers[index]!.toLowerCase() === lowerName) return headers[index + 1];
+  }
+  return undefined;
+}

@@ -1,0 +1,100 @@
+// The request head sent upstream, built once as one string: the client's headers minus hop-by-hop ones, X-Forwarded-* appended, the body's framing restated.
+import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
+import type { RequestHead } from "./request-head.js";
+
+/** How the request body travels upstream: none, as the client's Content-Length says, or re-chunked. */
+export type RequestBodyFraming = "none" | "length" | "chunked";
+
+export interface ForwardedHead {
+  readonly text: string;
+  readonly framing: RequestBodyFraming;
+}
+
+export interface ForwardOptions {
+  /** The target as the upstream gets it (path prefix applied, absolute-form reduced to its path). */
+  readonly target: string;
+  /** An absolute-form target's authority: replaces the client's Host (RFC 9112 §3.2.2). */
+  readonly hostOverride: string | undefined;
+  /** The peer's IP, appended to X-Forwarded-For. */
+  readonly clientAddress: string;
+  /** The upstream's authority, sent as Host when the client sent none (HTTP/1.0). */
+  readonly upstreamHost: string;
+  /** A WebSocket handshake keeps its Upgrade; any other upgrade is sent as plain HTTP/1.1 with `Connection: close`. */
+  readonly upgrade: "websocket" | "other" | undefined;
+}
+
+/**
+ * One pass over the client's headers. The body's framing is read from the same pass: llhttp has
+ * already refused a request with both Content-Length and Transfer-Encoding, two lengths, or a
+ * Transfer-Encoding whose last coding is not chunked.
+ */
+export function forwardedRequestHead(request: RequestHead, options: ForwardOptions): ForwardedHead {
+  const raw = request.headers;
+  let listed = NO_LISTED_NAMES;
+  let text = `${request.method} ${options.target} HTTP/1.1\r\n`;
+  let forwardedFor: string | undefined;
+  let forwardedProto: string | undefined;
+  let forwardedHost: string | undefined;
+  let host: string | undefined;
+  let framing: RequestBodyFraming = "none";
+  // Connection first: the names it lists are hop-by-hop too, wherever they stand.
+  const connection = request.header("connection");
+  if (connection !== undefined) listed = connectionListedNames([connection]);
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    const value = raw[index + 1]!;
+    switch (name.length) {
+      case 4:
+        if (name.toLowerCase() === "host") {
+          host ??= value;
+          if (options.hostOverride !== undefined) continue;
+        }
+        break;
+      case 14:
+        if (name.toLowerCase() === "content-length" && value !== "0") framing = "length";
+        break;
+      case 17:
+        if (name.toLowerCase() === "transfer-encoding") {
+          framing = "chunked";
+          continue;
+        }
+        if (name.toLowerCase() === "x-forwarded-proto") {
+          forwardedProto = forwardedProto === undefined ? value : `${forwardedProto}, ${value}`;
+          continue;
+        }
+        break;
+      case 15:
+        if (name.toLowerCase() === "x-forwarded-for") {
+          forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
+          continue;
+        }
+        break;
+      case 16:
+        if (name.toLowerCase() === "x-forwarded-host") {
+          forwardedHost = forwardedHost === undefined ? value : `${forwardedHost}, ${value}`;
+          continue;
+        }
+        break;
+    }
+    if (isHopByHop(name, listed)) continue;
+    text += `${name}: ${value}\r\n`;
+  }
+  if (options.hostOverride !== undefined) text += `host: ${options.hostOverride}\r\n`;
+  else if (host === undefined) text += `host: ${options.upstreamHost}\r\n`;
+  const clientHost = options.hostOverride ?? host;
+  text +=
+    `x-forwarded-for: ${forwardedFor === undefined ? options.clientAddress : `${forwardedFor}, ${options.clientAddress}`}\r\n` +
+    `x-forwarded-proto: ${forwardedProto === undefined ? "http" : `${forwardedProto}, http`}\r\n`;
+  if (clientHost !== undefined) text += `x-forwarded-host: ${forwardedHost === undefined ? clientHost : `${forwardedHost}, ${clientHost}`}\r\n`;
+  else if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
+  if (framing === "chunked") text += "transfer-encoding: chunked\r\n";
+  if (options.upgrade === "websocket") text += "connection: Upgrade\r\nupgrade: websocket\r\n";
+  else if (options.upgrade === "other") text += "connection: close\r\n";
+  return { text: `${text}\r\n`, framing };
+}
+
+/** `::ffff:10.0.0.1` -> `10.0.0.1`: a dual-stack listener reports IPv4 clients mapped. */
+export function clientAddressOf(remoteAddress: string | undefined): string {
+  const address = remoteAddress ?? "";
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}

@@ -1,0 +1,131 @@
+// The one wrapper of the runtime's llhttp binding (the parser node:http drives): strict, typed, with the >32-header flush folded in.
+import { HTTPParser, methods } from "node:_http_common";
+
+/**
+ * The largest request or response head, as node:http allows by default (--max-http-header-size):
+ * a longer one is an HPE_HEADER_OVERFLOW error (431 for a request).
+ */
+export const MAX_HEAD_BYTES = 16 * 1024;
+
+/** What kOnHeadersComplete reports, with the headers and target of a long head reassembled. */
+export interface ParsedHead {
+  readonly versionMinor: number;
+  /** Flat `[name, value, ...]`, names as sent. */
+  readonly headers: string[];
+  /** The request's method (requests only). */
+  readonly method: string;
+  /** The request target as sent (requests only). */
+  readonly url: string;
+  /** The status code (responses only). */
+  readonly statusCode: number;
+  readonly statusMessage: string;
+  /** Upgrade requested (request) or granted (a 101 response); CONNECT counts for requests. */
+  readonly upgrade: boolean;
+  /** Whether the connection may carry another message after this one. */
+  readonly keepAlive: boolean;
+}
+
+/** How a head handler tells llhttp about the body: parse it, none follows (HEAD's answer), or the rest is a tunnel. */
+export const BODY = { parse: 0, skip: 1, upgrade: 2 } as const;
+export type BodyDirective = (typeof BODY)[keyof typeof BODY];
+
+/** The callbacks of one connection's messages, called synchronously inside `execute`. */
+export interface ParserHandler {
+  /** A message's first byte was parsed (a request's head timeout starts here). */
+  onMessageBegin?(): void;
+  onHead(head: ParsedHead): BodyDirective;
+  onBody(chunk: Buffer): void;
+  onMessageComplete(): void;
+}
+
+/** A parse error: llhttp's `HPE_*` code, its reason, and how far it got. */
+export interface ParseError {
+  readonly code: string;
+  readonly reason: string;
+  readonly bytesParsed: number;
+}
+
+/**
+ * One llhttp parser for the life of a connection: it moves on to the next message by itself
+ * (keep-alive, pipelining). No lenient flag: bare LF, obs-fold, CL with TE, spaces before the
+ * colon and the rest are errors, as node:http's strict default makes them.
+ */
+export class HttpParser {
+  readonly #parser: HTTPParser;
+  /** A head longer than 32 fields comes in pieces (kOnHeaders) before kOnHeadersComplete. */
+  #pendingHeaders: string[] = [];
+  #pendingUrl = "";
+
+  constructor(kind: "request" | "response", handler: ParserHandler) {
+    const parser = new HTTPParser();
+    parser.initialize(kind === "request" ? HTTPParser.REQUEST : HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, HTTPParser.kLenientNone);
+    const onMessageBegin = handler.onMessageBegin?.bind(handler);
+    if (onMessageBegin) parser[HTTPParser.kOnMessageBegin] = onMessageBegin;
+    parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
+      for (const item of headers) this.#pendingHeaders.push(item);
+      this.#pendingUrl += url;
+    };
+    parser[HTTPParser.kOnHeadersComplete] = (
+      _versionMajor: number,
+      versionMinor: number,
+      headers: string[] | undefined,
+      method: number | undefined,
+      url: string | undefined,
+      statusCode: number | undefined,
+      statusMessage: string | undefined,
+      upgrade: boolean,
+      keepAlive: boolean,
+    ): number => {
+      let allHeaders = headers;
+      let target = url;
+      if (allHeaders === undefined) {
+        allHeaders = this.#pendingHeaders;
+        target = this.#pendingUrl;
+        this.#pendingHeaders = [];
+        this.#pendingUrl = "";
+      }
+      return handler.onHead({
+        versionMinor,
+        headers: allHeaders,
+        method: method === undefined ? "" : (methods[method] ?? ""),
+        url: target ?? "",
+        statusCode: statusCode ?? 0,
+        statusMessage: statusMessage ?? "",
+        upgrade,
+        keepAlive,
+      });
+    };
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => handler.onBody(chunk);
+    parser[HTTPParser.kOnMessageComplete] = () => handler.onMessageComplete();
+    this.#parser = parser;
+  }
+
+  /** Parses `data`; returns the bytes consumed (fewer than given after an upgrade) or the error. */
+  execute(data: Buffer): number | ParseError {
+    const result = this.#parser.execute(data);
+    if (typeof result === "number") return result;
+    const error = result as Error & { code?: string; reason?: string; bytesParsed?: number };
+    return { code: error.code ?? "HPE_UNKNOWN", reason: error.reason ?? error.message, bytesParsed: error.bytesParsed ?? 0 };
+  }
+
+  /** The connection ended: completes a body delimited by the close; an error when a message was cut short. */
+  finish(): ParseError | undefined {
+    const result = this.#parser.finish();
+    if (result === undefined) return undefined;
+    const error = result as Error & { code?: string; reason?: string };
+    return { code: error.code ?? "HPE_UNKNOWN", reason: error.reason ?? error.message, bytesParsed: 0 };
+  }
+
+  /**
+   * Releases the native parser (it is not garbage-collected by itself). Call it from a socket's
+   * `close` handler, never from inside one of this parser's own callbacks.
+   */
+  close(): void {
+    this.#parser.close();
+  }
+}
+
+/** Whether `result` is a parse error rather than a byte count. */
+export function isParseError(result: number | ParseError): result is ParseError {
+  return typeof result !== "number";
+}

@@ -1,0 +1,29 @@
+// A request the relay answers itself (the health paths): the answer is written whole, a body sent with it is read and dropped.
+import type { ResponseWriter } from "../http/response-writer.js";
+import type { ClientConnection, Transaction } from "./client-connection.js";
+import type { RequestHead } from "./request-head.js";
+
+/** Runs `answer` with a writer when its turn comes; never reaches the upstream. */
+export class LocalAnswer implements Transaction {
+  readonly #client: ClientConnection;
+  readonly #request: RequestHead;
+  readonly #answer: (request: RequestHead, writer: ResponseWriter) => void;
+
+  constructor(client: ClientConnection, request: RequestHead, answer: (request: RequestHead, writer: ResponseWriter) => void) {
+    this.#client = client;
+    this.#request = request;
+    this.#answer = answer;
+  }
+
+  start(): void {
+    this.#answer(this.#request, this.#client.writerFor(this.#request, this));
+  }
+
+  onRequestBody(): void {}
+
+  onRequestEnd(): void {}
+
+  onClientDrain(): void {}
+
+  onClientGone(): void {}
+}

@@ -1,0 +1,27 @@
+// What every exchange of one relay shares: the pool, the upstream's address facts, the error pages, the log and the observer.
+import type { Logger } from "pino";
+import type { ErrorResponder } from "../http/error-response.js";
+import type { ProxyErrorLog } from "../http/proxy-error-log.js";
+import type { ProxyObserver } from "../http/proxy-observer.js";
+import type { StreamGarbage } from "../http/stream-garbage.js";
+import type { UpstreamPool } from "./upstream-pool.js";
+
+/** Built once per relay; exchanges read it and never change it. */
+export interface RelayContext {
+  readonly pool: UpstreamPool;
+  /** The upstream URL's path, put in front of every target. */
+  readonly pathPrefix: string;
+  /** `host:port` of the upstream, the Host of a request that came without one. */
+  readonly upstreamHost: string;
+  readonly responseHeaderTimeoutMs: number;
+  readonly errors: ErrorResponder;
+  readonly log: Logger;
+  /** Per-request warnings, throttled per kind (an outage must not flood the log). */
+  readonly errorLog: ProxyErrorLog;
+  /** Replace an upstream 5xx body with the branded page, for browser navigations only. */
+  readonly interceptUpstreamErrors: boolean;
+  /** Metrics, or NO_PROXY_OBSERVER (then not even the clock is read). */
+  readonly observer: ProxyObserver;
+  /** Counts streamed body bytes and asks for a collection now and then. */
+  readonly garbage: StreamGarbage;
+}

@@ -1,0 +1,104 @@
+// The one listener: accepts connections, hands each request to a health answer or an exchange, sweeps slow heads and idle connections, closes for the drain.
+import { Server, type Socket } from "node:net";
+import type { DrainState, HealthEndpoints } from "../http/health.js";
+import { matchHealthPath } from "../http/health.js";
+import { ClientConnection, type ConnectionHost, type Transaction } from "./client-connection.js";
+import { Exchange } from "./exchange.js";
+import { LocalAnswer } from "./local-answer.js";
+import type { RelayContext } from "./relay-context.js";
+import type { RequestHead } from "./request-head.js";
+import { CLIENT_KEEP_ALIVE_SECONDS } from "./response-head.js";
+
+/** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * Longer than the idle timeout of the load balancers in front (AWS ALB 60 s, Google's 600 s),
+ * so they, not we, close idle connections: otherwise a request can race our close and fail.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = CLIENT_KEEP_ALIVE_SECONDS * 1000;
+/** How often heads and idle connections are looked at (node:http's connectionsCheckingInterval, as we set it). */
+const SWEEP_INTERVAL_MS = 1_000;
+
+export interface RelayServerParts {
+  readonly health: HealthEndpoints;
+  readonly context: RelayContext;
+  readonly drain: DrainState;
+}
+
+/** What the shutdown needs of the listener. */
+export interface Listener {
+  /** Stops accepting; `done` runs once every connection has closed. */
+  close(done: () => void): void;
+  /** Closes connections with no request in progress. */
+  closeIdleConnections(): void;
+  /** Closes every connection, tunnels included. */
+  closeAllConnections(): void;
+}
+
+/** The proxy's listener: a `net` server whose connections are ClientConnections. */
+export class RelayServer implements ConnectionHost, Listener {
+  readonly server: Server;
+  readonly #parts: RelayServerParts;
+  readonly #connections = new Set<ClientConnection>();
+  #sweeper: NodeJS.Timeout | undefined;
+  /** Coarse time in ms, advanced by the sweep; starts at 1 so that 0 can mean "not set". */
+  now = 1;
+
+  constructor(parts: RelayServerParts) {
+    this.#parts = parts;
+    this.server = new Server({ noDelay: true }, (socket: Socket) => this.#accept(socket));
+    this.server.on("listening", () => {
+      this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
+    });
+  }
+
+  get draining(): boolean {
+    return this.#parts.drain.draining;
+  }
+
+  transactionFor(request: RequestHead, connection: ClientConnection): Transaction {
+    const { health, context } = this.#parts;
+    const healthPath = matchHealthPath(request.method, request.url);
+    if (healthPath === "liveness") return new LocalAnswer(connection, request, (_request, writer) => health.liveness(writer));
+    if (healthPath === "readiness") return new LocalAnswer(connection, request, (own, writer) => health.readiness(own, writer));
+    if (healthPath === "single check" && health.ownsSingleCheck(request.url)) {
+      return new LocalAnswer(connection, request, (own, writer) => health.singleCheck(own, writer));
+    }
+    return new Exchange(context, connection, request);
+  }
+
+  forget(connection: ClientConnection): void {
+    this.#connections.delete(connection);
+  }
+
+  close(done: () => void): void {
+    this.server.close(() => {
+      clearInterval(this.#sweeper);
+      done();
+    });
+  }
+
+  closeIdleConnections(): void {
+    for (const connection of this.#connections) if (connection.idle) connection.destroy();
+  }
+
+  closeAllConnections(): void {
+    for (const connection of this.#connections) connection.destroy();
+  }
+
+  #accept(socket: Socket): void {
+    this.#connections.add(new ClientConnection(socket, this));
+  }
+
+  #sweep(): void {
+    this.now += SWEEP_INTERVAL_MS;
+    const now = this.now;
+    for (const connection of this.#connections) {
+      if (connection.headStartedAt > 0) {
+        if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
+      } else if (connection.idle && now - connection.idleSince >= KEEP_ALIVE_TIMEOUT_MS) {
+        connection.destroy();
+      }
+    }
+  }
+}

@@ -1,0 +1,36 @@
+// One client request's head as llhttp parsed it: what the health endpoints, the error pages and the forwarded head read.
+import type { RequestView } from "../http/response-writer.js";
+import type { ParsedHead } from "./llhttp-binding.js";
+
+/** A request head; header lookups scan the raw list (a handful of fields, read a few times per request). */
+export class RequestHead implements RequestView {
+  readonly method: string;
+  readonly url: string;
+  readonly versionMinor: number;
+  /** Flat `[name, value, ...]`, names as the client sent them. */
+  readonly headers: readonly string[];
+  /** The client allows another request on this connection (HTTP/1.1 default, or 1.0 keep-alive). */
+  readonly keepAlive: boolean;
+  /** An Upgrade (or CONNECT) request: after its head, the connection may become a tunnel. */
+  readonly upgrade: boolean;
+
+  constructor(head: ParsedHead) {
+    this.method = head.method;
+    this.url = head.url;
+    this.versionMinor = head.versionMinor;
+    this.headers = head.headers;
+    this.keepAlive = head.keepAlive;
+    this.upgrade = head.upgrade;
+  }
+
+  /** The first value of a header (`lowerName` in lower case), or undefined. */
+  header(lowerName: string): string | undefined {
+    const headers = this.headers;
+    const length = lowerName.length;
+    for (let index = 0; index < headers.length; index += 2) {
+      const name = headers[index]!;
+      if (name.length === length && name.toLowerCase() === lowerName) return headers[index + 1];
+    }
+    return undefined;
+  }
+}

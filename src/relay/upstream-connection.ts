@@ -1,0 +1,164 @@
+// One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
+import { connect, type Socket } from "node:net";
+import { BODY, HttpParser, isParseError, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
+
+/** Why an upstream connection failed its exchange; `code` is a Node errno code or an llhttp `HPE_*` one. */
+export class UpstreamFailure extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = "UpstreamFailure";
+    this.code = code;
+  }
+}
+
+/** What an exchange is told by the connection it holds. */
+export interface UpstreamOwner {
+  onConnected(): void;
+  /** Every head, 1xx included; the answer tells llhttp whether a body follows. */
+  onResponseHead(head: ParsedHead): BodyDirective;
+  onResponseBody(chunk: Buffer): void;
+  /** The final response ended; `keepAlive`: the app allows another request on this connection. */
+  onResponseEnd(keepAlive: boolean): void;
+  /** A 101 was granted: the socket is the tunnel's now, with the bytes that came after the head. */
+  onTunnel(socket: Socket, rest: Buffer): void;
+  /** The connection failed (refused, reset, closed, unparseable) before the response ended. */
+  onUpstreamFailure(failure: UpstreamFailure): void;
+  /** The app's side accepts more request body. */
+  onUpstreamDrain(): void;
+}
+
+export interface UpstreamAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** A connection's life: the pool reuses it only while it is `idle`. */
+export class UpstreamConnection {
+  readonly socket: Socket;
+  #parser: HttpParser;
+  #owner: UpstreamOwner | undefined;
+  #connected = false;
+  #answered = false;
+  #finalHead = false;
+  #keepAlive = false;
+  #upgrading = false;
+  #tunneled = false;
+  #failure: UpstreamFailure | undefined;
+  /** Set by the pool: when this connection went idle (coarse clock), or -1 while in use. */
+  idleSince = -1;
+  /** Called when the socket is gone, so the pool can forget it. */
+  onGone: ((connection: UpstreamConnection) => void) | undefined;
+
+  constructor(address: UpstreamAddress) {
+    this.socket = connect({ host: address.host, port: address.port, noDelay: true });
+    this.#parser = new HttpParser("response", {
+      onHead: (head) => {
+        this.#answered = true;
+        if (head.statusCode >= 200 || head.statusCode === 101) {
+          this.#finalHead = true;
+          this.#keepAlive = head.keepAlive;
+        }
+        const directive = this.#owner?.onResponseHead(head) ?? BODY.parse;
+        if (directive === BODY.upgrade) this.#upgrading = true;
+        return directive;
+      },
+      onBody: (chunk) => this.#owner?.onResponseBody(chunk),
+      onMessageComplete: () => {
+        // A 1xx ended (the final answer follows), or a 101 became a tunnel (#onData hands it over).
+        if (!this.#finalHead || this.#upgrading) return;
+        const owner = this.#owner;
+        this.#owner = undefined;
+        this.#finalHead = false;
+        owner?.onResponseEnd(this.#keepAlive);
+      },
+    });
+    this.socket.on("connect", () => {
+      this.#connected = true;
+      this.#owner?.onConnected();
+    });
+    this.socket.on("data", (data: Buffer) => this.#onData(data));
+    this.socket.on("end", () => this.#onEnd());
+    this.socket.on("error", (error: NodeJS.ErrnoException) => {
+      this.#failure ??= new UpstreamFailure(error.code ?? "ECONNRESET", error.message);
+    });
+    this.socket.on("drain", () => this.#owner?.onUpstreamDrain());
+    this.socket.on("close", () => this.#onClose());
+  }
+
+  get connected(): boolean {
+    return this.#connected;
+  }
+
+  /** No byte of an answer has come for the current exchange. */
+  get unanswered(): boolean {
+    return !this.#answered;
+  }
+
+  /** Gives the connection to an exchange. */
+  assign(owner: UpstreamOwner): void {
+    this.#owner = owner;
+    this.#answered = false;
+    this.idleSince = -1;
+  }
+
+  write(data: string | Buffer): boolean {
+    return this.socket.write(data, "latin1");
+  }
+
+  /** Drops the connection; its owner is not told (it asked, or there is none). */
+  destroy(): void {
+    this.#owner = undefined;
+    this.socket.destroy();
+  }
+
+  #onData(data: Buffer): void {
+    const result = this.#parser.execute(data);
+    if (isParseError(result)) {
+      this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
+      return;
+    }
+    if (this.#upgrading) {
+      this.#tunnel(data.subarray(result));
+      return;
+    }
+    if (this.#owner === undefined && this.idleSince >= 0 && result > 0) {
+      // Bytes from an idle connection belong to no request: it cannot be trusted again.
+      this.socket.destroy();
+    }
+  }
+
+  #onEnd(): void {
+    // A body delimited by the close ends here; anything else cut short is a failure.
+    const error = this.#parser.finish();
+    if (error !== undefined) this.#fail(new UpstreamFailure("ECONNRESET", `upstream closed the connection mid-answer: ${error.reason}`));
+    this.socket.destroy();
+  }
+
+  #onClose(): void {
+    if (!this.#tunneled) this.#parser.close();
+    this.onGone?.(this);
+    const owner = this.#owner;
+    this.#owner = undefined;
+    if (owner !== undefined) owner.onUpstreamFailure(this.#failure ?? new UpstreamFailure("ECONNRESET", "upstream closed the connection"));
+  }
+
+  #fail(failure: UpstreamFailure): void {
+    const owner = this.#owner;
+    this.#owner = undefined;
+    this.socket.destroy();
+    owner?.onUpstreamFailure(failure);
+  }
+
+  /** Hands the socket to the owner's tunnel after a granted 101, with the bytes that followed the head. */
+  #tunnel(rest: Buffer): void {
+    this.#tunneled = true;
+    const owner = this.#owner;
+    this.#owner = undefined;
+    this.socket.removeAllListeners("data");
+    this.socket.removeAllListeners("end");
+    this.socket.removeAllListeners("drain");
+    this.#parser.close();
+    owner?.onTunnel(this.socket, rest);
+  }
+}
