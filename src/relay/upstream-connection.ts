@@ -113,6 +113,7 @@ export class UpstreamConnection {
   }
 
   #onData(data: Buffer): void {
+    const unasked = this.#owner === undefined;
     const result = this.#parser.execute(data);
     if (isParseError(result)) {
       this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
@@ -122,7 +123,7 @@ export class UpstreamConnection {
       this.#tunnel(data.subarray(result));
       return;
     }
-    if (this.#owner === undefined && this.idleSince >= 0 && result > 0) {
+    if (unasked) {
       // Bytes from an idle connection belong to no request: it cannot be trusted again.
       this.socket.destroy();
     }
