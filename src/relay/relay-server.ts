@@ -48,7 +48,7 @@ export class RelayServer implements ConnectionHost, Listener {
     this.#parts = parts;
     this.server = new Server({ noDelay: true }, (socket: Socket) => this.#accept(socket));
     this.server.on("listening", () => {
-      this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
+      this.#sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
     });
   }
 
@@ -90,7 +90,8 @@ export class RelayServer implements ConnectionHost, Listener {
     this.#connections.add(new ClientConnection(socket, this));
   }
 
-  #sweep(): void {
+  /** One tick of the coarse clock: slow heads get their 408, long-idle connections close. Tests call it to advance time. */
+  sweep(): void {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
     for (const connection of this.#connections) {
