@@ -1,5 +1,6 @@
 // One accepted client connection: parses its requests with llhttp, runs them one at a time in order, writes their answers, keeps it alive or closes it.
 import type { Socket } from "node:net";
+import type { Logger } from "pino";
 import type { ResponseWriter } from "../http/response-writer.js";
 import { BODY, HttpParser, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 import { RequestHead } from "./request-head.js";
@@ -26,6 +27,7 @@ export interface ConnectionHost {
   /** The coarse clock the server's sweep advances (ms). */
   readonly now: number;
   forget(connection: ClientConnection): void;
+  readonly log: Logger;
 }
 
 /** llhttp's errors that are not a plain 400, with node:http's answers. */
@@ -56,7 +58,9 @@ export class ClientConnection {
   #activeRequestEnded = false;
   #activeResponseEnded = false;
   /** Parsed, waiting for the active one to finish; `ended`: their request has been read whole. */
-  readonly #waiting: { transaction: Transaction; ended: boolean }[] = [];
+  readonly #waiting: { transaction: Transaction; keepAlive: boolean; ended: boolean }[] = [];
+  /** The active request allows another on this connection (its own Connection header and version). */
+  #activeKeepAlive = true;
   #paused = 0;
   /** After the active answer: close instead of reading on (Connection: close, HTTP/1.0, an error, draining). */
   #closeAfter = false;
@@ -99,7 +103,7 @@ export class ClientConnection {
 
   /** Whether the answer now being written may keep the connection open afterwards. */
   get keepAlive(): boolean {
-    return !this.#closeAfter && !this.#host.draining;
+    return this.#activeKeepAlive && !this.#closeAfter && !this.#host.draining;
   }
 
   write(data: string | Buffer): boolean {
@@ -171,7 +175,15 @@ export class ClientConnection {
       this.#upgradeRest.push(data);
       return;
     }
-    const result = this.#parser.execute(data);
+    let result: ReturnType<HttpParser["execute"]>;
+    try {
+      result = this.#parser.execute(data);
+    } catch (error) {
+      // A defect of ours in a parser callback costs this connection, never the process.
+      this.#host.log.error({ err: error }, "relay failed on a client connection");
+      this.socket.destroy();
+      return;
+    }
     if (isParseError(result)) {
       this.#onParseError(result);
     } else if (result < data.length) {
@@ -187,10 +199,9 @@ export class ClientConnection {
   #onHead(head: ParsedHead): BodyDirective {
     this.headStartedAt = 0;
     const request = new RequestHead(head);
-    if (!request.keepAlive) this.#closeAfter = true;
     const transaction = this.#host.transactionFor(request, this);
     this.#parsing = transaction;
-    this.#waiting.push({ transaction, ended: false });
+    this.#waiting.push({ transaction, keepAlive: request.keepAlive, ended: false });
     if (request.upgrade) {
       this.#upgradeRest = [];
       this.#pause(PAUSED_FOR_UPGRADE);
@@ -239,6 +250,7 @@ export class ClientConnection {
         return;
       }
       this.#active = next.transaction;
+      this.#activeKeepAlive = next.keepAlive;
       this.#activeRequestEnded = next.ended;
       this.#activeResponseEnded = false;
       if (this.#waiting.length === 0) this.#resume(PAUSED_FOR_PIPELINE);
@@ -250,7 +262,7 @@ export class ClientConnection {
   #advance(): void {
     if (this.#active !== undefined && !(this.#activeRequestEnded && this.#activeResponseEnded)) return;
     this.#active = undefined;
-    if (this.#closeAfter && this.#pendingError === undefined) {
+    if ((this.#closeAfter || !this.#activeKeepAlive) && this.#pendingError === undefined) {
       this.socket.end();
       return;
     }

@@ -55,6 +55,7 @@ export class Exchange implements Transaction, UpstreamOwner {
     const request = this.#request;
     if (context.observer.enabled) {
       context.observer.requestStarted();
+      this.#counted = true;
       this.#startedAt = performance.now();
     }
     const url = request.url;
@@ -365,15 +366,16 @@ export class Exchange implements Transaction, UpstreamOwner {
     this.#client.responseEnded(this);
   }
 
-  /** Reported once: answered, failed, or the client gone. */
+  /** Reported once: answered, failed, or the client gone (never for a request that was not started). */
   #ended = false;
+  #counted = false;
   #end(): void {
     if (this.#ended) return;
     this.#ended = true;
     clearTimeout(this.#headTimer);
     // The answer is settled; whatever is left of the request body is read and discarded.
     this.#client.resumeForBody();
-    if (this.#context.observer.enabled) this.#context.observer.requestEnded();
+    if (this.#counted) this.#context.observer.requestEnded();
   }
 }
 

@@ -3,20 +3,23 @@ import type { ResponseWriter } from "../http/response-writer.js";
 import type { ClientConnection, Transaction } from "./client-connection.js";
 import type { RequestHead } from "./request-head.js";
 
+/** Writes the whole answer to `request` through `writer`. */
+export type LocalAnswerer = (request: RequestHead, writer: ResponseWriter, connection: ClientConnection) => void;
+
 /** Runs `answer` with a writer when its turn comes; never reaches the upstream. */
 export class LocalAnswer implements Transaction {
   readonly #client: ClientConnection;
   readonly #request: RequestHead;
-  readonly #answer: (request: RequestHead, writer: ResponseWriter) => void;
+  readonly #answer: LocalAnswerer;
 
-  constructor(client: ClientConnection, request: RequestHead, answer: (request: RequestHead, writer: ResponseWriter) => void) {
+  constructor(client: ClientConnection, request: RequestHead, answer: LocalAnswerer) {
     this.#client = client;
     this.#request = request;
     this.#answer = answer;
   }
 
   start(): void {
-    this.#answer(this.#request, this.#client.writerFor(this.#request, this));
+    this.#answer(this.#request, this.#client.writerFor(this.#request, this), this.#client);
   }
 
   onRequestBody(): void {}

@@ -1,6 +1,8 @@
 // The one listener: accepts connections, hands each request to a health answer or an exchange, sweeps slow heads and idle connections, closes for the drain.
 import { Server, type Socket } from "node:net";
+import type { Logger } from "pino";
 import type { DrainState, HealthEndpoints } from "../http/health.js";
+import type { ResponseWriter } from "../http/response-writer.js";
 import { matchHealthPath } from "../http/health.js";
 import { ClientConnection, type ConnectionHost, type Transaction } from "./client-connection.js";
 import { Exchange } from "./exchange.js";
@@ -23,6 +25,13 @@ export interface RelayServerParts {
   readonly health: HealthEndpoints;
   readonly context: RelayContext;
   readonly drain: DrainState;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function refuseWithoutHost(_request: RequestHead, writer: ResponseWriter, connection: ClientConnection): void {
+  connection.closeAfterAnswer();
+  writer.send(400, ["content-length", "0"], EMPTY);
 }
 
 /** What the shutdown needs of the listener. */
@@ -52,12 +61,18 @@ export class RelayServer implements ConnectionHost, Listener {
     });
   }
 
+  get log(): Logger {
+    return this.#parts.context.log;
+  }
+
   get draining(): boolean {
     return this.#parts.drain.draining;
   }
 
   transactionFor(request: RequestHead, connection: ClientConnection): Transaction {
     const { health, context } = this.#parts;
+    // node:http's rule (requireHostHeader): an HTTP/1.1 request must name its Host.
+    if (request.versionMinor === 1 && request.header("host") === undefined) return new LocalAnswer(connection, request, refuseWithoutHost);
     const healthPath = matchHealthPath(request.method, request.url);
     if (healthPath === "liveness") return new LocalAnswer(connection, request, (_request, writer) => health.liveness(writer));
     if (healthPath === "readiness") return new LocalAnswer(connection, request, (own, writer) => health.readiness(own, writer));

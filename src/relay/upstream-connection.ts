@@ -114,7 +114,14 @@ export class UpstreamConnection {
 
   #onData(data: Buffer): void {
     const unasked = this.#owner === undefined;
-    const result = this.#parser.execute(data);
+    let result: ReturnType<HttpParser["execute"]>;
+    try {
+      result = this.#parser.execute(data);
+    } catch (error) {
+      // A defect of ours in a callback costs this exchange (a 502 or a cut answer), never the process.
+      this.#fail(new UpstreamFailure("ERR_RELAY_INTERNAL", error instanceof Error ? (error.stack ?? error.message) : String(error)));
+      return;
+    }
     if (isParseError(result)) {
       this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
       return;
