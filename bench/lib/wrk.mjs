@@ -8,6 +8,12 @@ function toMs(text) {
   return match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
 }
 
+/**
+ * The run length of sections 1b and 1c: half of section 1's, to keep `make bench` near five
+ * minutes. At one connection 2 s is still 5,000-20,000 requests, a p99 over 50 or more of them.
+ */
+export const shortRunSeconds = (seconds) => Math.max(1, Math.floor(seconds / 2));
+
 /** `wrk -t1 -c<connections> -d<seconds>s --latency [-s script] url` on loopback. */
 export function runWrk(url, { connections = 50, seconds = 5, threads = 1, script } = {}) {
   return new Promise((resolve, reject) => {
