@@ -14,10 +14,14 @@ function toMs(text) {
  */
 export const shortRunSeconds = (seconds) => Math.max(1, Math.floor(seconds / 2));
 
-/** `wrk -t1 -c<connections> -d<seconds>s --latency [-s script] url` on loopback. */
-export function runWrk(url, { connections = 50, seconds = 5, threads = 1, script } = {}) {
+/**
+ * `wrk -t1 -c<connections> -d<seconds>s --latency [-s script] url` on loopback. `signal` ends it
+ * early with SIGINT, on which wrk stops and still prints its report.
+ */
+export function runWrk(url, { connections = 50, seconds = 5, threads = 1, script, signal } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn("wrk", [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, "--latency", "--timeout", "5s", ...(script ? ["-s", script] : []), url]);
+    signal?.addEventListener("abort", () => child.kill("SIGINT"), { once: true });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
