@@ -73,5 +73,5 @@ export async function startLineup({ keys, ports, runtime, binary, baseline, here
 
 /** The markdown line under a table that names the peers left out and why (empty when none). */
 export function leftOutNote(leftOut) {
-  return leftOut.length ? `\n\nLeft out: ${leftOut.map(({ name, reason }) => `${name} (${reason})`).join("; ")}.` : "";
+  return leftOut.length ? `\n\nLeft out: ${leftOut.map(({ name, reason }) => `${name}: ${reason}`).join("; ")}.` : "";
 }
