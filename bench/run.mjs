@@ -63,7 +63,7 @@ const lineup = ["overhead", "latency", "download"].some((key) => only.has(key)) 
 let overhead;
 try {
   overhead = await section("overhead", `1. Proxy overhead: 100-byte file, 50 keep-alive connections, ${seconds} s a run, ${rounds} rounds rotated`, () => proxyOverhead(context, lineup));
-  await section("latency", `1b. Added latency at one connection: 100-byte file, wrk -c1, ${shortRunSeconds(seconds)} s a run, ${rounds} rounds rotated`, () => oneConnection(context, lineup));
+  await section("latency", `1b. Added latency at one connection: 100-byte file, one request in flight, interleaved across the targets, ${rounds} rounds of ${shortRunSeconds(seconds)} s per target`, () => oneConnection(context, lineup));
   await section("download", `1c. 1 MiB downloads: ${DOWNLOAD_CONNECTIONS} keep-alive connections, ${shortRunSeconds(seconds)} s a run, ${rounds} rounds rotated`, () => download(context, lineup));
 } finally {
   await lineup?.stop();

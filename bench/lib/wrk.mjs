@@ -9,8 +9,8 @@ function toMs(text) {
 }
 
 /**
- * The run length of sections 1b and 1c: half of section 1's, to keep `make bench` near five
- * minutes. At one connection 2 s is still 5,000-20,000 requests, a p99 over 50 or more of them.
+ * Seconds per target and round in sections 1b and 1c: half of section 1's, to keep `make bench`
+ * near five minutes. At one connection 2 s is still thousands of requests, a p99 over tens of them.
  */
 export const shortRunSeconds = (seconds) => Math.max(1, Math.floor(seconds / 2));
 
