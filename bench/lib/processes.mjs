@@ -6,8 +6,8 @@ import { connect } from "node:net";
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** Starts a long-running process; `stdout`/`stderr` take a file descriptor so output cannot block on a full pipe. */
-export function start(argv, { env = process.env, stdout = "ignore", stderr = "inherit", cwd } = {}) {
-  const child = spawn(argv[0], argv.slice(1), { env, cwd, stdio: ["ignore", stdout, stderr] });
+export function start(argv, { env = process.env, stdout = "ignore", stderr = "inherit" } = {}) {
+  const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", stdout, stderr] });
   child.on("error", (error) => {
     console.error(`cannot start ${argv[0]}: ${error.message}`);
   });
