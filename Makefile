@@ -45,7 +45,7 @@ can_cross = $(and $(shell command -v $(qemu_$(1))),$(shell command -v $(gnu_$(1)
 CROSS_ARCHES := $(filter-out $(HOST_ARCH),$(RELEASE_ARCHES))
 TESTABLE_CROSS_BINARIES := $(foreach arch,$(CROSS_ARCHES),$(if $(call can_cross,$(arch)),dist/readiness-proxy-linux-$(arch)))
 
-.PHONY: help install build release lint test run run-entrypoint bench fuzz soak clean
+.PHONY: help install build release lint test run run-entrypoint bench bench-tools fuzz soak soak-cgroup clean
 
 help:
 	@echo "make run    install, build and start the daemon on :8080 (the single binary)"
@@ -56,6 +56,7 @@ help:
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make fuzz   a million generated socket tables against the reference parser (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
+	@echo "make soak-cgroup  a minute of heavy traffic in a 64 MiB memory cgroup; fails if the proxy dies or errs (root)"
 	@echo "make lint   type-check only"
 	@echo "make clean  remove build output"
 
@@ -161,8 +162,23 @@ run: build
 run-entrypoint: build
 	./$(BINARY) --upstream http://127.0.0.1:8000 -- python3 -m http.server 8000 --bind 127.0.0.1
 
-bench: build
-	@command -v wrk >/dev/null && command -v nginx >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk nginx >/dev/null; }
+# What the benchmarks run, as command:Debian package. wrk and nginx are needed; the peers
+# (HAProxy, Caddy, Go for httputil.ReverseProxy) are left out of the tables, with the reason, when missing.
+BENCH_TOOLS := wrk:wrk nginx:nginx haproxy:haproxy caddy:caddy go:golang-go
+
+# Installs the missing ones from Debian when run as root, one package at a time, so a package that
+# cannot be had costs only its own rows. Never fails: bench/run.mjs says what it has to go without.
+bench-tools:
+	@missing=$$(for pair in $(BENCH_TOOLS); do command -v $${pair%%:*} >/dev/null || echo $${pair#*:}; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "not root, so not installing:" $$missing; exit 0; fi; \
+	echo "installing from Debian:" $$missing; \
+	apt-get update -qq || true; \
+	for package in $$missing; do \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$package >/dev/null || echo "could not install $$package"; \
+	done
+
+bench: build bench-tools
 	$(NODE) bench/run.mjs
 
 # The parser against a slow, obviously-correct reference; every failure prints its counterexample.
@@ -174,6 +190,14 @@ SOAK_SECONDS ?= 600
 soak: build
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
 	$(NODE) bench/soak.mjs --seconds $(SOAK_SECONDS)
+
+# The binary in a memory cgroup of SOAK_MEMORY_LIMIT under three loads at once (see bench/README.md);
+# without root or a memory controller it says why and skips.
+SOAK_CGROUP_SECONDS ?= 60
+SOAK_MEMORY_LIMIT ?= 64M
+soak-cgroup: build
+	@$(MAKE) --no-print-directory bench-tools BENCH_TOOLS=wrk:wrk
+	$(NODE) bench/soak-cgroup.mjs --seconds $(SOAK_CGROUP_SECONDS) --memory-limit $(SOAK_MEMORY_LIMIT)
 
 clean:
 	rm -rf dist .tap coverage

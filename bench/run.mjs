@@ -1,15 +1,19 @@
-// make bench: runs the five benchmark sections side by side on loopback and writes the results table into bench/README.md.
-// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,streaming,readyz,scan,startup]
+// make bench: runs the benchmark sections side by side on loopback and writes the results table into bench/README.md.
+// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,latency,download,streaming,readyz,scan,startup] [--baseline BINARY]
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { proxyOverhead } from "./sections/proxy-overhead.mjs";
+import { DOWNLOAD_CONNECTIONS, download } from "./sections/download.mjs";
+import { oneConnection } from "./sections/one-connection.mjs";
+import { proxyOverhead, startProxyLineup } from "./sections/proxy-overhead.mjs";
 import { readyzCrowd } from "./sections/readyz-crowd.mjs";
 import { scanCost } from "./sections/scan-cost.mjs";
 import { startup } from "./sections/startup.mjs";
 import { streaming } from "./sections/streaming.mjs";
+import { shortRunSeconds } from "./lib/wrk.mjs";
+import { peerVersions } from "./targets/peers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -20,7 +24,10 @@ const option = (name, fallback) => {
 };
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "5"));
-const only = new Set(option("only", "overhead,streaming,readyz,scan,startup").split(","));
+const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup"];
+const only = new Set(option("only", SECTIONS.join(",")).split(","));
+// Another build of the binary (today's, say) run beside this one in sections 1, 1b and 1c.
+const baseline = option("baseline", undefined);
 
 const binary = join(root, "dist/readiness-proxy");
 // Peers run on the runtime the binary embeds, so the comparison is of code, not of Node versions.
@@ -35,9 +42,13 @@ if (!existsSync(binary)) {
   console.error("bench needs the binary: make build");
   process.exit(2);
 }
+if (baseline !== undefined && !existsSync(baseline)) {
+  console.error(`--baseline: no such binary: ${baseline}`);
+  process.exit(2);
+}
 
 const started = Date.now();
-const context = { rounds, seconds, runtime, binary, here, root };
+const context = { rounds, seconds, runtime, binary, baseline, here, root };
 const parts = [];
 const section = async (key, title, run) => {
   if (!only.has(key)) return undefined;
@@ -47,7 +58,16 @@ const section = async (key, title, run) => {
   return result;
 };
 
-const overhead = await section("overhead", `1. Proxy overhead: 100-byte file, 50 keep-alive connections, ${seconds} s a run, ${rounds} rounds rotated`, () => proxyOverhead(context));
+// Sections 1, 1b and 1c share one lineup of contenders: started and warmed up once.
+const lineup = ["overhead", "latency", "download"].some((key) => only.has(key)) ? await startProxyLineup(context) : undefined;
+let overhead;
+try {
+  overhead = await section("overhead", `1. Proxy overhead: 100-byte file, 50 keep-alive connections, ${seconds} s a run, ${rounds} rounds rotated`, () => proxyOverhead(context, lineup));
+  await section("latency", `1b. Added latency at one connection: 100-byte file, one request in flight, interleaved across the targets, ${rounds} rounds of ${shortRunSeconds(seconds)} s per target`, () => oneConnection(context, lineup));
+  await section("download", `1c. 1 MiB downloads: ${DOWNLOAD_CONNECTIONS} keep-alive connections, ${shortRunSeconds(seconds)} s a run, ${rounds} rounds rotated`, () => download(context, lineup));
+} finally {
+  await lineup?.stop();
+}
 await section("streaming", `2. Streaming: SSE, 100 events 10 ms apart, ${rounds} rounds rotated`, () => streaming(context));
 await section("readyz", `3. /readyz under a crowd: 256 keep-alive callers, ${seconds} s a run, ${rounds} rounds rotated`, () => readyzCrowd(context));
 await section("scan", "4. Scan cost against table size", () => scanCost(context));
@@ -58,6 +78,7 @@ const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(to
 const header = [
   `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine}; load generator, upstream and proxies share the cores.`,
   `readiness-proxy: \`dist/readiness-proxy\` (Node ${runtimeVersion} embedded); peers on the same Node ${runtimeVersion}; wrk ${(spawnSync("wrk", ["-v"], { encoding: "utf8" }).stdout || "").split(" ")[1] ?? ""}.`,
+  `Peers: ${peerVersions()} (Debian's).${baseline ? ` --baseline: \`${baseline}\` (${execFileSync(baseline, ["--version"], { encoding: "utf8" }).trim()}).` : ""}`,
   `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s. Medians with (min-max) over the rounds.`,
 ].join("\n");
 const markdown = `${header}\n\n${parts.join("\n")}`;
@@ -66,7 +87,8 @@ writeFileSync(join(here, "results/latest.md"), markdown);
 const readmePath = join(here, "README.md");
 const readme = readFileSync(readmePath, "utf8");
 const marked = /<!-- results:start -->[\s\S]*<!-- results:end -->/;
-if (marked.test(readme) && only.size === 5) {
+// Only a whole run replaces the published results.
+if (marked.test(readme) && SECTIONS.every((key) => only.has(key))) {
   writeFileSync(readmePath, readme.replace(marked, `<!-- results:start -->\n${markdown}\n<!-- results:end -->`));
 }
 console.log(markdown);

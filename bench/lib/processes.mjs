@@ -5,9 +5,9 @@ import { connect } from "node:net";
 
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** Starts a long-running process; its output goes to `log` (a path) so it cannot block on a full pipe. */
-export function start(argv, { env = process.env, stdout = "ignore" } = {}) {
-  const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", stdout, "inherit"] });
+/** Starts a long-running process; `stdout`/`stderr` take a file descriptor so output cannot block on a full pipe. */
+export function start(argv, { env = process.env, stdout = "ignore", stderr = "inherit" } = {}) {
+  const child = spawn(argv[0], argv.slice(1), { env, stdio: ["ignore", stdout, stderr] });
   child.on("error", (error) => {
     console.error(`cannot start ${argv[0]}: ${error.message}`);
   });
@@ -32,7 +32,32 @@ export async function waitForPort(port, timeoutMs = 10_000) {
   }
 }
 
-/** User + system CPU time of `pid` in microseconds (from /proc/<pid>/stat, fields 14 and 15). */
+/**
+ * Starts a server and resolves once it accepts connections on `port`. If it exits first or never
+ * listens, it is stopped and the promise rejects with the reason, so no caller is left holding a
+ * half-started process.
+ */
+export async function startListening(argv, port, options) {
+  const child = start(argv, options);
+  const failed = new Promise((_resolve, reject) => {
+    child.once("error", (error) => reject(new Error(`cannot start ${argv[0]}: ${error.message}`)));
+    child.once("exit", (code, signal) => reject(new Error(`${argv[0]} exited (${signal ?? `code ${code}`}) before listening on ${port}`)));
+  });
+  try {
+    await Promise.race([waitForPort(port), failed]);
+  } catch (error) {
+    await stop(child);
+    throw error;
+  }
+  failed.catch(() => {}); // an exit after this point is the caller's business (stop() awaits it)
+  return child;
+}
+
+/**
+ * User + system CPU time of `pid` in microseconds (from /proc/<pid>/stat, fields 14 and 15). For a
+ * thread group leader the kernel sums every thread, those that have exited included, so a Go
+ * runtime's or HAProxy's threads are counted; child processes are not (see childPids).
+ */
 export function cpuMicros(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -52,6 +77,11 @@ export function rssAnonMb(pid) {
   return kb / 1024;
 }
 
+/** Summed RssAnon in MB of several pids (a master and its workers). */
+export function rssAnonMbOf(pids) {
+  return pids.reduce((sum, pid) => sum + rssAnonMb(pid), 0);
+}
+
 /** Children of `pid` (nginx workers), from /proc/<pid>/task/<pid>/children. */
 export function childPids(pid) {
   try {
@@ -63,7 +93,8 @@ export function childPids(pid) {
 
 /** Stops a child and waits for it to exit (SIGKILL after 5 s). */
 export async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  // No pid: it never started (spawn failed), so no exit will come.
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   const timer = setTimeout(() => child.kill("SIGKILL"), 5000);

@@ -17,3 +17,13 @@ export function table(header, rows) {
   const line = (cells) => `| ${cells.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
+
+/** `a[i][field] / b[i][field]` for each round i: two runs made next to each other. */
+export function perRound(a, b, field) {
+  return a.map((run, round) => run[field] / b[round][field]);
+}
+
+/** "1.02x, 0.98x, 1.10x; median 1.02x". */
+export function ratioList(ratios) {
+  return `${ratios.map((ratio) => `${ratio.toFixed(2)}x`).join(", ")}; median ${median(ratios).toFixed(2)}x`;
+}

@@ -8,10 +8,20 @@ function toMs(text) {
   return match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
 }
 
-/** `wrk -t1 -c<connections> -d<seconds>s --latency [-s script] url` on loopback. */
-export function runWrk(url, { connections = 50, seconds = 5, threads = 1, script } = {}) {
+/**
+ * Seconds per target and round in sections 1b and 1c: half of section 1's, to keep `make bench`
+ * near five minutes. At one connection 2 s is still thousands of requests, a p99 over tens of them.
+ */
+export const shortRunSeconds = (seconds) => Math.max(1, Math.floor(seconds / 2));
+
+/**
+ * `wrk -t1 -c<connections> -d<seconds>s --latency [-s script] url` on loopback. `signal` ends it
+ * early with SIGINT, on which wrk stops and still prints its report.
+ */
+export function runWrk(url, { connections = 50, seconds = 5, threads = 1, script, signal } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn("wrk", [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, "--latency", "--timeout", "5s", ...(script ? ["-s", script] : []), url]);
+    signal?.addEventListener("abort", () => child.kill("SIGINT"), { once: true });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));

@@ -1,44 +1,49 @@
-// Section 1: the same 100-byte file fetched directly and through each proxy, rotated, with proxy CPU per request.
-import { cpuMicrosOf, rssAnonMb, stop } from "../lib/processes.mjs";
-import { median, spread, table } from "../lib/stats.mjs";
+// Section 1: the same 100-byte file fetched directly and through each proxy, rotated, with proxy CPU per request and RssAnon after the load.
+import { cpuMicrosOf, rssAnonMb, rssAnonMbOf } from "../lib/processes.mjs";
+import { median, perRound, ratioList, spread, table } from "../lib/stats.mjs";
 import { runWrk } from "../lib/wrk.mjs";
-import { startProxyNginx, startUpstreamNginx } from "../targets/nginx.mjs";
-import { startNodeProxies } from "../targets/node-proxies.mjs";
+import { BASELINE, DIRECT, NGINX, OURS, OURS_WITH_METRICS, leftOutNote, startLineup } from "../targets/lineup.mjs";
 
-const PORTS = { upstream: 19001, nginx: 19002, httpProxy: 19003, replyFrom: 19004, readinessProxy: 19005, readinessProxyMetrics: 19006, metricsListener: 19007 };
-const OURS = "readiness-proxy (binary)";
-const OURS_WITH_METRICS = "readiness-proxy (binary, --metrics-listen)";
+// 19001-19007 as before issue 19; the peers it added take 19008, 19009 and 19000, --baseline 19011.
+const PORTS = { direct: 19001, nginx: 19002, httpProxy: 19003, replyFrom: 19004, ours: 19005, oursMetrics: 19006, metricsListener: 19007, haproxy: 19008, caddy: 19009, go: 19000, baseline: 19011 };
+const KEYS = ["nginx", "haproxy", "caddy", "go", "httpProxy", "replyFrom", "ours", "oursMetrics", "baseline"];
 
-export async function proxyOverhead({ rounds, seconds, runtime, binary, here }) {
-  const upstreamUrl = `http://127.0.0.1:${PORTS.upstream}`;
-  const upstream = await startUpstreamNginx(PORTS.upstream);
-  const nginx = await startProxyNginx(PORTS.nginx, PORTS.upstream);
-  const { httpProxy, replyFrom, readinessProxy, withMetrics } = await startNodeProxies({ runtime, binary, here, upstreamUrl, ports: PORTS });
-  const targets = [
-    { name: "direct (nginx upstream)", port: PORTS.upstream, pids: upstream.pids },
-    { name: "nginx proxy (1 worker, keep-alive)", port: PORTS.nginx, pids: nginx.pids },
-    { name: "node-http-proxy (keep-alive agent)", port: PORTS.httpProxy, pids: () => [httpProxy.pid] },
-    { name: "fastify + @fastify/reply-from", port: PORTS.replyFrom, pids: () => [replyFrom.pid] },
-    { name: OURS, port: PORTS.readinessProxy, pids: () => [readinessProxy.pid] },
-    { name: OURS_WITH_METRICS, port: PORTS.readinessProxyMetrics, pids: () => [withMetrics.pid] },
-  ];
+// Node's JIT wants a couple of seconds of load before it is measured; native servers one.
+const JIT_WARMED = new Set(["httpProxy", "replyFrom", "ours", "oursMetrics", "baseline"]);
+
+/**
+ * Starts every contender of sections 1, 1b and 1c (they share it: one start, one warm-up) and
+ * warms each up under load. The caller stops it.
+ */
+export async function startProxyLineup({ runtime, binary, baseline, here, root }) {
+  const keys = KEYS.filter((key) => key !== "baseline" || baseline);
+  const lineup = await startLineup({ keys, ports: PORTS, runtime, binary, baseline, here, root });
   try {
-    for (const target of targets) await runWrk(`http://127.0.0.1:${target.port}/file`, { seconds: 2 }); // warm-up, JIT
-    const results = new Map(targets.map((target) => [target.name, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (const target of targets) {
-        const before = cpuMicrosOf(target.pids());
-        const run = await runWrk(`http://127.0.0.1:${target.port}/file`, { connections: 50, seconds });
-        const cpuPerRequest = (cpuMicrosOf(target.pids()) - before) / run.requests;
-        results.get(target.name).push({ ...run, cpuPerRequest });
-        console.error(`  round ${round + 1} ${target.name}: ${run.rps.toFixed(0)} rps, ${cpuPerRequest.toFixed(1)} µs/req, errors ${run.errors}`);
-      }
-    }
-    const rssAfterRunMb = rssAnonMb(readinessProxy.pid);
-    return { markdown: render(targets, results), results, rssAfterRunMb };
-  } finally {
-    await Promise.all([upstream.child, nginx.child, httpProxy, replyFrom, readinessProxy, withMetrics].map(stop));
+    for (const target of lineup.targets) await runWrk(`http://127.0.0.1:${target.port}/file`, { seconds: JIT_WARMED.has(target.key) ? 2 : 1 });
+  } catch (error) {
+    await lineup.stop();
+    throw error;
   }
+  return lineup;
+}
+
+export async function proxyOverhead({ rounds, seconds }, lineup) {
+  const { targets } = lineup;
+  const results = new Map(targets.map((target) => [target.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const target of targets) {
+      const before = cpuMicrosOf(target.pids());
+      const run = await runWrk(`http://127.0.0.1:${target.port}/file`, { connections: 50, seconds });
+      const cpuPerRequest = (cpuMicrosOf(target.pids()) - before) / run.requests;
+      // Read as soon as wrk has ended: what the load left behind, before any idle-time shrinking.
+      const rssMb = rssAnonMbOf(target.pids());
+      results.get(target.name).push({ ...run, cpuPerRequest, rssMb });
+      console.error(`  round ${round + 1} ${target.name}: ${run.rps.toFixed(0)} rps, ${cpuPerRequest.toFixed(1)} µs/req, RssAnon ${rssMb.toFixed(1)} MB, errors ${run.errors}`);
+    }
+  }
+  const ours = targets.find((target) => target.name === OURS);
+  const rssAfterRunMb = rssAnonMb(ours.child.pid);
+  return { markdown: render(targets, results) + leftOutNote(lineup.leftOut), results, rssAfterRunMb };
 }
 
 function render(targets, results) {
@@ -50,16 +55,16 @@ function render(targets, results) {
       median(runs.map((run) => run.p50)).toFixed(2),
       median(runs.map((run) => run.p99)).toFixed(2),
       spread(runs.map((run) => run.cpuPerRequest), 1),
+      spread(runs.map((run) => run.rssMb), 1),
       String(runs.reduce((sum, run) => sum + run.errors, 0)),
     ];
   });
   const ours = results.get(OURS);
+  const nginx = results.get(NGINX);
   const ourCpu = median(ours.map((run) => run.cpuPerRequest));
   const ourRps = median(ours.map((run) => run.rps));
-  const metricsRuns = results.get(OURS_WITH_METRICS);
-  // Per round, so each ratio compares two runs made next to each other.
-  const metricsRatios = metricsRuns.map((run, round) => run.cpuPerRequest / ours[round].cpuPerRequest);
-  const ratios = targets.filter((target) => target.name !== OURS && target.name !== OURS_WITH_METRICS && !target.name.startsWith("direct")).map((target) => {
+  const peers = targets.filter((target) => ![OURS, OURS_WITH_METRICS, DIRECT, BASELINE].includes(target.name));
+  const relative = peers.map((target) => {
     const runs = results.get(target.name);
     return [
       target.name,
@@ -67,13 +72,25 @@ function render(targets, results) {
       `${(ourRps / median(runs.map((run) => run.rps))).toFixed(2)}x`,
     ];
   });
+  // Per round, so each ratio compares two runs made minutes apart at most, under the same neighbours.
+  const cpuVsNginx = perRound(ours, nginx, "cpuPerRequest");
+  const rpsVsNginx = perRound(ours, nginx, "rps");
+  const metricsCost = perRound(results.get(OURS_WITH_METRICS), ours, "cpuPerRequest");
+  const baseline = results.get(BASELINE);
+  const againstBaseline = baseline
+    ? [`Against the --baseline binary, per round: CPU per request ${ratioList(perRound(ours, baseline, "cpuPerRequest"))}; requests/s ${ratioList(perRound(ours, baseline, "rps"))}.`]
+    : [];
   return [
-    table(["target", "requests/s", "p50 ms", "p99 ms", "CPU µs/request (of the serving process)", "errors"], rows),
+    table(["target", "requests/s", "p50 ms", "p99 ms", "CPU µs/request (of the serving process)", "RssAnon after the run, MB", "errors"], rows),
     "",
     "readiness-proxy relative to each peer (CPU: lower is better; throughput: higher is better):",
     "",
-    table(["peer", "CPU per request", "throughput"], ratios),
+    table(["peer", "CPU per request", "throughput"], relative),
     "",
-    `Metrics cost: CPU per request with \`--metrics-listen\` / without, per round: ${metricsRatios.map((ratio) => `${ratio.toFixed(2)}x`).join(", ")}; median ${median(metricsRatios).toFixed(2)}x (target ≤ 1.10x).`,
+    `Against nginx, per round: CPU per request ${ratioList(cpuVsNginx)} (target ≤ 1.50x, stretch ≤ 1.20x); requests/s ${ratioList(rpsVsNginx)} (target ≥ 1.00x).`,
+    `RssAnon after each run: ${spread(ours.map((run) => run.rssMb), 1)} MB (target ≤ 25 MB).`,
+    ...againstBaseline,
+    "",
+    `Metrics cost: CPU per request with \`--metrics-listen\` / without, per round: ${ratioList(metricsCost)} (target ≤ 1.10x).`,
   ].join("\n");
 }

@@ -1,8 +1,8 @@
-// nginx as the upstream (a 100-byte static file) and as a peer proxy (1 worker, upstream keep-alive), each its own process.
+// nginx as the upstream (a 100-byte and a 1 MiB static file) and as a peer proxy (1 worker, upstream keep-alive), each its own process.
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { childPids, start, waitForPort } from "../lib/processes.mjs";
+import { childPids, startListening } from "../lib/processes.mjs";
 
 function config(root, server) {
   return `
@@ -29,15 +29,15 @@ async function startNginx(name, server, port) {
   mkdirSync(join(root, "tmp"));
   mkdirSync(join(root, "www"));
   writeFileSync(join(root, "www", "file"), "x".repeat(99) + "\n");
+  writeFileSync(join(root, "www", "big"), Buffer.alloc(1024 * 1024, 0x62)); // section 1's 1 MiB downloads
   // nginx workers run as an unprivileged user; mkdtemp made the directory private.
   chmodSync(root, 0o755);
   writeFileSync(join(root, "nginx.conf"), config(root, server.replaceAll("ROOT", root)));
-  const child = start(["nginx", "-p", root, "-c", join(root, "nginx.conf")]);
-  await waitForPort(port);
+  const child = await startListening(["nginx", "-p", root, "-c", join(root, "nginx.conf")], port);
   return { child, pids: () => [child.pid, ...childPids(child.pid)] };
 }
 
-/** The upstream: serves /file (100 bytes) with keep-alive. */
+/** The upstream: serves /file (100 bytes) and /big (1 MiB) with keep-alive. */
 export function startUpstreamNginx(port) {
   return startNginx("upstream", `server { listen 127.0.0.1:${port}; root ROOT/www; location / { } }`, port);
 }

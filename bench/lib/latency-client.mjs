@@ -1,0 +1,109 @@
+// A one-connection latency client: one keep-alive connection per target, GETs sent to the targets in turn with one request in flight in all, so the shared machine's stalls fall on every target alike.
+import { connect } from "node:net";
+
+const HEAD_END = Buffer.from("\r\n\r\n");
+const LAST_CHUNK = Buffer.from("\r\n0\r\n\r\n");
+const TIMEOUT_MS = 5_000;
+
+/** Bytes of the first whole response in `buffer`, or -1 while it is incomplete. Knows Content-Length and chunked bodies. */
+function responseLength(buffer) {
+  const headEnd = buffer.indexOf(HEAD_END);
+  if (headEnd < 0) return -1;
+  const head = buffer.toString("latin1", 0, headEnd).toLowerCase();
+  const length = /\r\ncontent-length: *(\d+)/.exec(head);
+  if (length) {
+    const total = headEnd + 4 + Number(length[1]);
+    return buffer.length >= total ? total : -1;
+  }
+  if (!/\r\ntransfer-encoding: *chunked/.test(head)) throw new Error(`response with neither content-length nor chunked: ${head.split("\r\n")[0]}`);
+  // From the head's last CRLF on, so an empty body's lone "0\r\n\r\n" is found too.
+  const end = buffer.indexOf(LAST_CHUNK, headEnd + 2);
+  return end < 0 ? -1 : end + LAST_CHUNK.length;
+}
+
+/** One keep-alive connection to 127.0.0.1:`port`; reopened (outside the timing) if the server closed it. */
+class Connection {
+  constructor(port, path) {
+    this.port = port;
+    this.request = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    this.socket = undefined;
+  }
+
+  async open() {
+    if (this.socket && !this.socket.destroyed && !this.socket.readableEnded) return;
+    this.socket?.destroy();
+    this.socket = await new Promise((resolve, reject) => {
+      const socket = connect({ port: this.port, host: "127.0.0.1", noDelay: true }, () => resolve(socket));
+      socket.once("error", reject);
+    });
+    this.socket.on("error", () => {}); // surfaces as a failed request below
+  }
+
+  /** Sends one GET; resolves to `{ ms, ok }` once the whole response is in. */
+  async get() {
+    await this.open();
+    const socket = this.socket;
+    return new Promise((resolve, reject) => {
+      let received = Buffer.alloc(0);
+      const done = (error, result) => {
+        clearTimeout(timer);
+        socket.off("data", onData);
+        socket.off("close", onClose);
+        if (error) reject(error);
+        else resolve(result);
+      };
+      const onData = (chunk) => {
+        received = received.length ? Buffer.concat([received, chunk]) : chunk;
+        let length;
+        try {
+          length = responseLength(received);
+        } catch (error) {
+          return done(error);
+        }
+        if (length < 0) return;
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        done(undefined, { ms, ok: received.subarray(9, 12).toString() === "200" });
+      };
+      const onClose = () => done(new Error(`127.0.0.1:${this.port} closed the connection mid-response`));
+      const timer = setTimeout(() => done(new Error(`127.0.0.1:${this.port}: no whole response within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+      socket.on("data", onData);
+      socket.once("close", onClose);
+      const started = process.hrtime.bigint();
+      socket.write(this.request);
+    });
+  }
+
+  close() {
+    this.socket?.destroy();
+  }
+}
+
+/**
+ * For `seconds` (and at most `maxPerTarget` requests each), one GET `path` to each target in turn,
+ * the starting target moving by one each pass. Resolves to a Map of target name to
+ * `{ ms: number[], errors }` (errors: answers other than 200).
+ */
+export async function interleavedLatency(targets, { path, seconds, maxPerTarget = 200_000 }) {
+  const connections = targets.map((target) => new Connection(target.port, path));
+  const samples = targets.map(() => ({ ms: [], errors: 0 }));
+  const deadline = performance.now() + seconds * 1000;
+  try {
+    for (let pass = 0; pass < maxPerTarget && performance.now() < deadline; pass++) {
+      for (let step = 0; step < targets.length; step++) {
+        const index = (pass + step) % targets.length;
+        const { ms, ok } = await connections[index].get();
+        samples[index].ms.push(ms);
+        if (!ok) samples[index].errors++;
+      }
+    }
+  } finally {
+    for (const connection of connections) connection.close();
+  }
+  return new Map(targets.map((target, index) => [target.name, samples[index]]));
+}
+
+/** The `q` quantile (0..1) of `values`: the smallest value with at least q of them at or below it. */
+export function quantile(values, q) {
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
+}

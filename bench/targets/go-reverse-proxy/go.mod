@@ -1,0 +1,3 @@
+module readiness-proxy.bench/go-reverse-proxy
+
+go 1.19
