@@ -69,6 +69,8 @@ export class ClientConnection {
   /** An upgrade request was parsed: what follows its head belongs to the tunnel. */
   #upgradeRest: Buffer[] | undefined;
   #detached = false;
+  /** The parser reads the socket's handle itself (see HttpParser.consume). */
+  readonly #consumed: boolean;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
   headStartedAt = 0;
   /** When the connection last became idle (coarse clock). */
@@ -88,7 +90,10 @@ export class ClientConnection {
       onMessageComplete: () => this.#onMessageComplete(),
     });
     socket.setNoDelay(true);
+    // The listener keeps the socket flowing, so its end is seen; with the parser consuming the
+    // handle, reads never reach it.
     socket.on("data", (data: Buffer) => this.#onData(data));
+    this.#consumed = this.#parser.consume(socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
     socket.on("drain", () => this.#active?.onClientDrain());
     // A client that half-closes is gone, as node:http treats it: nobody reads the answer.
     socket.on("end", () => socket.destroy());
@@ -161,10 +166,14 @@ export class ClientConnection {
   /** The socket is the tunnel's now: no more parsing; the bytes read after the upgrade head are handed over. */
   detach(): Buffer {
     this.#detached = true;
+    if (this.#consumed) this.#parser.unconsume();
     this.#parser.close();
     this.socket.removeAllListeners("data");
     this.socket.removeAllListeners("drain");
-    this.#resume(PAUSED_FOR_UPGRADE);
+    this.#paused = 0;
+    // Reads restart on the handle itself: the stream still counts as flowing, so its resume() would not.
+    if (this.#consumed) setReading(this.socket, true);
+    else this.socket.resume();
     const rest = Buffer.concat(this.#upgradeRest ?? []);
     this.#upgradeRest = undefined;
     return rest;
@@ -184,11 +193,17 @@ export class ClientConnection {
       this.socket.destroy();
       return;
     }
+    this.#afterRead(result, () => data);
+  }
+
+  /** What follows the parse of one read: an error answered, an upgrade's rest kept, the heads it completed started. */
+  #afterRead(result: number | ParseError, read: () => Buffer): void {
     if (isParseError(result)) {
       this.#onParseError(result);
-    } else if (result < data.length) {
-      // Only an upgrade head stops llhttp short of the end (TypeScript cannot see #onHead set it).
-      (this.#upgradeRest as Buffer[] | undefined)?.push(data.subarray(result));
+    } else if (this.#upgradeRest !== undefined) {
+      // Only an upgrade head stops llhttp short of the end of a read.
+      const data = read();
+      if (result < data.length) this.#upgradeRest.push(data.subarray(result));
     }
     // Heads parsed in this read start only now: a request whose bytes end in a parse error
     // within the same read never reaches the app.
@@ -292,14 +307,19 @@ export class ClientConnection {
   }
 
   #pause(reason: number): void {
-    if (this.#paused === 0) this.socket.pause();
+    if (this.#paused === 0) {
+      if (this.#consumed) setReading(this.socket, false);
+      else this.socket.pause();
+    }
     this.#paused |= reason;
   }
 
   #resume(reasons: number): void {
     if (this.#paused === 0) return;
     this.#paused &= ~reasons;
-    if (this.#paused === 0 && !this.socket.destroyed) this.socket.resume();
+    if (this.#paused !== 0 || this.socket.destroyed) return;
+    if (this.#consumed && !this.#detached) setReading(this.socket, true);
+    else this.socket.resume();
   }
 
   #onClose(): void {
@@ -310,4 +330,17 @@ export class ClientConnection {
     for (const entry of this.#waiting.splice(0)) entry.transaction.onClientGone();
     this.#host.forget(this);
   }
+}
+
+/**
+ * Starts or stops reads on a consumed socket's handle, as node:http's server does: the stream's
+ * own pause() does not reach a handle whose reads go to the parser. `reading` is kept in step
+ * because net.Socket reads it to decide whether to start reads itself.
+ */
+function setReading(socket: Socket, reading: boolean): void {
+  const handle = (socket as unknown as { _handle?: { reading: boolean; readStart(): number; readStop(): number } })._handle;
+  if (handle === undefined || handle.reading === reading) return;
+  handle.reading = reading;
+  if (reading) handle.readStart();
+  else handle.readStop();
 }

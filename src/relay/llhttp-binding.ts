@@ -1,5 +1,6 @@
 // The one wrapper of the runtime's llhttp binding (the parser node:http drives): strict, typed, with the >32-header flush folded in.
 import { HTTPParser, methods } from "node:_http_common";
+import type { Socket } from "node:net";
 
 /**
  * The largest request or response head, as node:http allows by default (--max-http-header-size):
@@ -102,10 +103,32 @@ export class HttpParser {
 
   /** Parses `data`; returns the bytes consumed (fewer than given after an upgrade) or the error. */
   execute(data: Buffer): number | ParseError {
-    const result = this.#parser.execute(data);
-    if (typeof result === "number") return result;
-    const error = result as Error & { code?: string; reason?: string; bytesParsed?: number };
-    return { code: error.code ?? "HPE_UNKNOWN", reason: error.reason ?? error.message, bytesParsed: error.bytesParsed ?? 0 };
+    return parseResult(this.#parser.execute(data));
+  }
+
+  /**
+   * Lets the binding read `socket` itself, as node:http's server does: each read goes from the
+   * kernel into one shared native buffer and straight into llhttp, with no Buffer, stream push
+   * or `data` event per read. `onRead` gets each read's result, after its callbacks ran. False
+   * when the socket has no stream handle to read (then feed `execute` from `data` events).
+   */
+  consume(socket: Socket, onRead: (result: number | ParseError) => void): boolean {
+    const handle = (socket as unknown as { _handle?: { isStreamBase?: boolean; _consumed?: boolean } })._handle;
+    if (handle?.isStreamBase !== true || handle._consumed === true) return false;
+    this.#parser[HTTPParser.kOnExecute] = (result: number | Error) => onRead(parseResult(result));
+    handle._consumed = true;
+    this.#parser.consume(handle);
+    return true;
+  }
+
+  /** Gives the socket's reads back to its stream (a tunnel reads them from `data` events). */
+  unconsume(): void {
+    this.#parser.unconsume();
+  }
+
+  /** A copy of the read being parsed: after an upgrade head, what follows it. */
+  currentRead(): Buffer {
+    return this.#parser.getCurrentBuffer();
   }
 
   /** The connection ended: completes a body delimited by the close; an error when a message was cut short. */
@@ -123,6 +146,12 @@ export class HttpParser {
   close(): void {
     this.#parser.close();
   }
+}
+
+function parseResult(result: number | Error): number | ParseError {
+  if (typeof result === "number") return result;
+  const error = result as Error & { code?: string; reason?: string; bytesParsed?: number };
+  return { code: error.code ?? "HPE_UNKNOWN", reason: error.reason ?? error.message, bytesParsed: error.bytesParsed ?? 0 };
 }
 
 /** Whether `result` is a parse error rather than a byte count. */

@@ -19,6 +19,11 @@ declare module "node:_http_common" {
     /** Ends a message that is delimited by the connection's end; an Error when it was incomplete. */
     finish(): undefined | Error;
     close(): void;
+    /** Reads `handle` in C++ straight into the parser (no Buffer per read); results come to kOnExecute. */
+    consume(handle: object): void;
+    unconsume(): void;
+    /** A copy of the read being parsed (what follows an upgrade head is in it). */
+    getCurrentBuffer(): Buffer;
     free(): void;
     remove(): void;
   }
