@@ -2,7 +2,7 @@
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { ResponseWriter } from "../http/response-writer.js";
-import { BODY, HttpParser, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
+import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 import { RequestHead } from "./request-head.js";
 import { ownResponseHead } from "./response-head.js";
 
@@ -332,15 +332,3 @@ export class ClientConnection {
   }
 }
 
-/**
- * Starts or stops reads on a consumed socket's handle, as node:http's server does: the stream's
- * own pause() does not reach a handle whose reads go to the parser. `reading` is kept in step
- * because net.Socket reads it to decide whether to start reads itself.
- */
-function setReading(socket: Socket, reading: boolean): void {
-  const handle = (socket as unknown as { _handle?: { reading: boolean; readStart(): number; readStop(): number } })._handle;
-  if (handle === undefined || handle.reading === reading) return;
-  handle.reading = reading;
-  if (reading) handle.readStart();
-  else handle.readStop();
-}

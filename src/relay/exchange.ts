@@ -165,7 +165,7 @@ export class Exchange implements Transaction, UpstreamOwner {
   }
 
   onClientDrain(): void {
-    this.#upstream?.socket.resume();
+    this.#upstream?.resumeReading();
   }
 
   onResponseHead(head: ParsedHead): BodyDirective {
@@ -239,7 +239,7 @@ export class Exchange implements Transaction, UpstreamOwner {
     } else {
       writable = client.socket.write(chunk);
     }
-    if (!writable) this.#upstream?.socket.pause();
+    if (!writable) this.#upstream?.pauseReading();
   }
 
   onResponseEnd(keepAlive: boolean): void {

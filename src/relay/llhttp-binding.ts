@@ -158,3 +158,17 @@ function parseResult(result: number | Error): number | ParseError {
 export function isParseError(result: number | ParseError): result is ParseError {
   return typeof result !== "number";
 }
+
+/**
+ * Starts or stops reads on a consumed socket's handle, as node:http's server does: the stream's
+ * own pause() does not reach a handle whose reads go to the parser, nor does resume() restart
+ * one the stream thinks is flowing. `reading` is kept in step because net.Socket reads it to
+ * decide whether to start reads itself.
+ */
+export function setReading(socket: Socket, reading: boolean): void {
+  const handle = (socket as unknown as { _handle?: { reading: boolean; readStart(): number; readStop(): number } | null })._handle;
+  if (handle === undefined || handle === null || handle.reading === reading) return;
+  handle.reading = reading;
+  if (reading) handle.readStart();
+  else handle.readStop();
+}

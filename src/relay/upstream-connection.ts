@@ -1,6 +1,6 @@
 // One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
 import { connect, type Socket } from "node:net";
-import { BODY, HttpParser, isParseError, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
+import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 
 /** Why an upstream connection failed its exchange; `code` is a Node errno code or an llhttp `HPE_*` one. */
 export class UpstreamFailure extends Error {
@@ -44,6 +44,10 @@ export class UpstreamConnection {
   #keepAlive = false;
   #upgrading = false;
   #tunneled = false;
+  /** A message began while no exchange held the connection: the app sent what nobody asked for. */
+  #unasked = false;
+  /** The parser reads the socket's handle itself (see HttpParser.consume), from the connect on. */
+  #consumed = false;
   #failure: UpstreamFailure | undefined;
   /** Set by the pool: when this connection went idle (coarse clock), or -1 while in use. */
   idleSince = -1;
@@ -53,6 +57,9 @@ export class UpstreamConnection {
   constructor(address: UpstreamAddress) {
     this.socket = connect({ host: address.host, port: address.port, noDelay: true });
     this.#parser = new HttpParser("response", {
+      onMessageBegin: () => {
+        if (this.#owner === undefined) this.#unasked = true;
+      },
       onHead: (head) => {
         this.#answered = true;
         if (head.statusCode >= 200 || head.statusCode === 101) {
@@ -75,8 +82,10 @@ export class UpstreamConnection {
     });
     this.socket.on("connect", () => {
       this.#connected = true;
+      this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
       this.#owner?.onConnected();
     });
+    // Reads come here only when the handle cannot be consumed; the listener keeps the stream flowing so its end is seen.
     this.socket.on("data", (data: Buffer) => this.#onData(data));
     this.socket.on("end", () => this.#onEnd());
     this.socket.on("error", (error: NodeJS.ErrnoException) => {
@@ -106,6 +115,17 @@ export class UpstreamConnection {
     return this.socket.write(data, "latin1");
   }
 
+  /** Backpressure from the client: stop reading the app's answer until it drains. */
+  pauseReading(): void {
+    if (this.#consumed) setReading(this.socket, false);
+    else this.socket.pause();
+  }
+
+  resumeReading(): void {
+    if (this.#consumed) setReading(this.socket, true);
+    else this.socket.resume();
+  }
+
   /** Drops the connection; its owner is not told (it asked, or there is none). */
   destroy(): void {
     this.#owner = undefined;
@@ -113,7 +133,6 @@ export class UpstreamConnection {
   }
 
   #onData(data: Buffer): void {
-    const unasked = this.#owner === undefined;
     let result: ReturnType<HttpParser["execute"]>;
     try {
       result = this.#parser.execute(data);
@@ -122,15 +141,19 @@ export class UpstreamConnection {
       this.#fail(new UpstreamFailure("ERR_RELAY_INTERNAL", error instanceof Error ? (error.stack ?? error.message) : String(error)));
       return;
     }
+    this.#afterRead(result, () => data);
+  }
+
+  #afterRead(result: number | ParseError, read: () => Buffer): void {
     if (isParseError(result)) {
       this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
       return;
     }
     if (this.#upgrading) {
-      this.#tunnel(data.subarray(result));
+      this.#tunnel(read().subarray(result));
       return;
     }
-    if (unasked) {
+    if (this.#unasked) {
       // Bytes from an idle connection belong to no request: it cannot be trusted again.
       this.socket.destroy();
     }
@@ -166,6 +189,10 @@ export class UpstreamConnection {
     this.socket.removeAllListeners("data");
     this.socket.removeAllListeners("end");
     this.socket.removeAllListeners("drain");
+    if (this.#consumed) {
+      this.#parser.unconsume();
+      setReading(this.socket, true);
+    }
     this.#parser.close();
     owner?.onTunnel(this.socket, rest);
   }
