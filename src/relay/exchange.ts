@@ -11,13 +11,11 @@ import type { RelayContext } from "./relay-context.js";
 import type { RequestHead } from "./request-head.js";
 import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { openTunnel } from "./tunnel.js";
-import { UpstreamFailure, type UpstreamConnection, type UpstreamOwner } from "./upstream-connection.js";
+import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
 
 /** A reused keep-alive socket the upstream closed just as we sent: safe to send again once if idempotent. */
 const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE"]);
 const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "TRACE"]);
-/** The log's `code` for a 504, unchanged from the undici days: operators' queries keep working. */
-const HEAD_TIMEOUT_CODE = "UND_ERR_HEADERS_TIMEOUT";
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 /** The 101 handshake's own hop-by-hop headers, which pass with it. */
 const UPGRADE_HEADERS = ["upgrade", "connection"];
@@ -34,7 +32,6 @@ export class Exchange implements Transaction, UpstreamOwner {
   #pendingBody: Buffer[] | undefined;
   #upgrade: "websocket" | "other" | undefined;
   #startedAt = 0;
-  #headTimer: NodeJS.Timeout | undefined;
   #requestEnded = false;
   /** The whole request (head, body, last chunk) has been written upstream. */
   #requestSent = false;
@@ -157,7 +154,7 @@ export class Exchange implements Transaction, UpstreamOwner {
   #sendRequestEnd(upstream: UpstreamConnection): void {
     if (this.#framing === "chunked") upstream.write(LAST_CHUNK);
     this.#requestSent = true;
-    this.#headTimer = setTimeout(this.#onHeadTimeout, this.#context.responseHeaderTimeoutMs);
+    upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
   }
 
   onUpstreamDrain(): void {
@@ -176,7 +173,6 @@ export class Exchange implements Transaction, UpstreamOwner {
       if (this.#request.versionMinor >= 1) client.write(relayedResponseHead(status, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
       return BODY.parse;
     }
-    clearTimeout(this.#headTimer);
     if (status === 101) return this.#onSwitchingProtocols(head);
     const context = this.#context;
     const method = this.#request.method;
@@ -263,7 +259,6 @@ export class Exchange implements Transaction, UpstreamOwner {
   }
 
   onUpstreamFailure(failure: UpstreamFailure): void {
-    clearTimeout(this.#headTimer);
     const upstream = this.#upstream;
     this.#upstream = undefined;
     if (this.#done) return;
@@ -294,21 +289,12 @@ export class Exchange implements Transaction, UpstreamOwner {
   onClientGone(): void {
     if (this.#done) return;
     this.#done = true;
-    clearTimeout(this.#headTimer);
     const upstream = this.#upstream;
     this.#upstream = undefined;
     upstream?.destroy();
     this.#end();
     this.#context.log.debug({ method: this.#request.method, url: this.#request.url }, "client went away");
   }
-
-  readonly #onHeadTimeout = (): void => {
-    const upstream = this.#upstream;
-    this.#upstream = undefined;
-    upstream?.destroy();
-    this.#headTimer = undefined;
-    this.onUpstreamFailure(new UpstreamFailure(HEAD_TIMEOUT_CODE, "upstream response head timed out"));
-  };
 
   /**
    * One retry, for an idempotent request without a body whose connection was closed or reset
@@ -372,7 +358,6 @@ export class Exchange implements Transaction, UpstreamOwner {
   #end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    clearTimeout(this.#headTimer);
     // The answer is settled; whatever is left of the request body is read and discarded.
     this.#client.resumeForBody();
     if (this.#counted) this.#context.observer.requestEnded();

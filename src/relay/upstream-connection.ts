@@ -12,6 +12,9 @@ export class UpstreamFailure extends Error {
   }
 }
 
+/** The log's `code` for a 504, unchanged from the undici days: operators' queries keep working. */
+export const HEAD_TIMEOUT_CODE = "UND_ERR_HEADERS_TIMEOUT";
+
 /** What an exchange is told by the connection it holds. */
 export interface UpstreamOwner {
   onConnected(): void;
@@ -49,6 +52,12 @@ export class UpstreamConnection {
   /** The parser reads the socket's handle itself (see HttpParser.consume), from the connect on. */
   #consumed = false;
   #failure: UpstreamFailure | undefined;
+  /**
+   * The response head deadline: one timer for the connection's life, re-armed per request with
+   * refresh(), so a request costs no timer of its own; a firing while nothing is awaited is ignored.
+   */
+  #headTimer: NodeJS.Timeout | undefined;
+  #awaitingHead = false;
   /** Set by the pool: when this connection went idle (coarse clock), or -1 while in use. */
   idleSince = -1;
   /** Called when the socket is gone, so the pool can forget it. */
@@ -62,6 +71,7 @@ export class UpstreamConnection {
       },
       onHead: (head) => {
         this.#answered = true;
+        this.#awaitingHead = false;
         if (head.statusCode >= 200 || head.statusCode === 101) {
           this.#finalHead = true;
           this.#keepAlive = head.keepAlive;
@@ -108,12 +118,26 @@ export class UpstreamConnection {
   assign(owner: UpstreamOwner): void {
     this.#owner = owner;
     this.#answered = false;
+    this.#awaitingHead = false;
     this.idleSince = -1;
   }
 
   write(data: string | Buffer): boolean {
     return this.socket.write(data, "latin1");
   }
+
+  /** The request is all sent: its answer's head must come within `ms` (the same for every request), else the owner fails with HEAD_TIMEOUT_CODE. */
+  awaitHead(ms: number): void {
+    this.#awaitingHead = true;
+    if (this.#headTimer === undefined) this.#headTimer = setTimeout(this.#onHeadTimer, ms).unref();
+    else this.#headTimer.refresh();
+  }
+
+  readonly #onHeadTimer = (): void => {
+    if (!this.#awaitingHead) return;
+    this.#awaitingHead = false;
+    this.#fail(new UpstreamFailure(HEAD_TIMEOUT_CODE, "upstream response head timed out"));
+  };
 
   /** Backpressure from the client: stop reading the app's answer until it drains. */
   pauseReading(): void {
@@ -167,6 +191,7 @@ export class UpstreamConnection {
   }
 
   #onClose(): void {
+    clearTimeout(this.#headTimer);
     if (!this.#tunneled) this.#parser.close();
     this.onGone?.(this);
     const owner = this.#owner;
