@@ -167,7 +167,7 @@ function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
         break;
       }
       case "switch":
-        fields[spec.field] = fromFlag || (fromEnv !== undefined && parseSwitchOption(spec.env!, fromEnv));
+        fields[spec.field] = fromFlag || (fromEnv !== undefined && parseSwitchOption(spec.env ?? name, fromEnv));
         break;
     }
   }
