@@ -1,18 +1,19 @@
 // The command line: commander 14 options (CONTRACT §1) -> a validated Config, or an exit with code 2.
 import { Command, CommanderError, Option } from "commander";
 import type { Level } from "pino";
-import { formatDuration, parseDuration } from "./config/duration.js";
-import { parseListenAddress, type ListenAddress } from "./config/listen-address.js";
-import { parseUpstream, type Upstream } from "./config/upstream-url.js";
+import { formatDuration } from "./config/duration.js";
+import type { ListenAddress } from "./config/listen-address.js";
+import { flagName, LIMITER_OPTIONS, OPTIONS, type OptionFields, type OptionSpec } from "./config/option-table.js";
+import { parseSwitchOption } from "./config/option-values.js";
+import type { Upstream } from "./config/upstream-url.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "./errors.js";
-import { LOG_LEVELS } from "./logger.js";
 import { versionLine } from "./version.js";
 
-/** Everything the daemon needs, validated. */
+/** Everything the daemon needs, validated. Each field but `appCommand` has one row in src/config/option-table.ts. */
 export interface Config {
   readonly listen: ListenAddress;
   readonly upstream: Upstream;
-  /** Ascending and unique, at most {@link MAX_REQUIRED_LISTENERS}. */
+  /** Ascending and unique, at most 16. */
   readonly requiredPorts: readonly number[];
   readonly cacheTtlMs: number;
   readonly procRoot: string;
@@ -35,6 +36,14 @@ export interface Config {
   readonly warnAfterMs: number;
   /** Where Prometheus /metrics is served; undefined: metrics off. */
   readonly metricsListen: ListenAddress | undefined;
+  /** At most this many proxied requests in flight to the app (CONTRACT §10); 0: no limit, the limiter is off. */
+  readonly maxConcurrency: number;
+  /** How many requests may wait for a slot (0: none wait); 10 × maxConcurrency unless given; 0 when the limiter is off. */
+  readonly maxQueue: number;
+  /** The longest a request waits in the queue (only used when the limiter is on). */
+  readonly queueTimeoutMs: number;
+  /** One `request` log line per finished proxied request (CONTRACT §11). */
+  readonly accessLog: boolean;
 }
 
 /** What the command line asks for: run with a config, or exit (help, version, usage error). */
@@ -46,100 +55,49 @@ export interface CommandLineOutput {
   writeErr(text: string): void;
 }
 
-export const MAX_REQUIRED_LISTENERS = 16;
-const REQUIRED_FLAG = "--readiness-required-listener";
-const REQUIRED_ENV = "READINESS_PROXY_REQUIRED_LISTENERS";
-
-interface RawOptions {
-  listen: string;
-  upstream: string;
-  readinessRequiredListener: string[];
-  readinessCacheTtl: string;
-  procRoot: string;
-  responseHeaderTimeout: string;
-  shutdownDelay: string;
-  shutdownTimeout: string;
-  logLevel: string;
-  errorPagesDir?: string;
-  errorPagesInterceptUpstream?: boolean;
-  appStopTimeout: string;
-  readinessUpstreamPath?: string;
-  readinessUpstreamTimeout: string;
-  readinessWarnAfter: string;
-  metricsListen?: string;
-}
-
 /** Separates the app's command line (entrypoint form) from ours. */
 const APP_SEPARATOR = "--";
 
-/** Builds the commander program; options are registered here and only here. */
+/** Builds the commander program; the options come from the table, in its order. */
 export function buildProgram(output: CommandLineOutput): Command {
-  const collect = (value: string, previous: string[]) => [...previous, value];
-  return new Command()
+  const program = new Command()
     .name("readiness-proxy")
     .description(
       "HTTP reverse proxy whose /readyz passes only while the required local TCP listeners exist.\n" +
         "/health and /healthz: liveness. /readyz: readiness. Everything else goes to the upstream.",
     )
     .version(versionLine(), "--version", "print the version and the Node runtime, then exit")
-    .helpOption("-h, --help", "print this help, then exit")
-    .addOption(
-      new Option("--listen <[host]:port>", "the one listener: health paths and proxied traffic (:port = every IPv4 and IPv6 address)")
-        .default(":8080")
-        .env("READINESS_PROXY_LISTEN"),
-    )
-    .addOption(
-      new Option("--upstream <url>", "the app behind the proxy (absolute http URL; a path prefix is kept)")
-        .default("http://127.0.0.1:8000")
-        .env("READINESS_PROXY_UPSTREAM"),
-    )
-    .addOption(
-      new Option(
-        `${REQUIRED_FLAG} <port>`,
-        `a local TCP port that must be in LISTEN state for /readyz to pass; repeatable, at most ${MAX_REQUIRED_LISTENERS} (env: ${REQUIRED_ENV}, comma list)`,
-      )
-        .argParser(collect)
-        .default([], "none"),
-    )
-    .addOption(
-      new Option("--readiness-cache-ttl <duration>", "how long one listener check serves all callers")
-        .default("1s")
-        .env("READINESS_PROXY_CACHE_TTL"),
-    )
-    .addOption(
-      new Option("--proc-root <dir>", "where net/tcp and net/tcp6 are read").default("/proc").env("READINESS_PROXY_PROC_ROOT"),
-    )
-    .addOption(new Option("--response-header-timeout <duration>", "the upstream must send its response head within this, else 504").default("120s"))
-    .addOption(new Option("--shutdown-delay <duration>", "after SIGTERM: keep serving while /readyz reports draining").default("0s"))
-    .addOption(new Option("--shutdown-timeout <duration>", "then wait this long for in-flight requests").default("20s"))
-    .addOption(
-      new Option("--log-level <level>", `log level: ${LOG_LEVELS.join(", ")}`).default("info").env("READINESS_PROXY_LOG_LEVEL"),
-    )
-    .addOption(
-      new Option("--readiness-upstream-path <path>", "also require the app's own health path to answer 200-399").env("READINESS_PROXY_UPSTREAM_PATH"),
-    )
-    .addOption(new Option("--readiness-upstream-timeout <duration>", "the app's health path fails when it takes longer").default("1s"))
-    .addOption(new Option("--readiness-warn-after <duration>", "a check failing this long is named in one warn line").default("60s"))
-    .addOption(
-      new Option("--app-stop-timeout <duration>", "entrypoint form: after the app's SIGTERM, wait this long before SIGKILL").default("5s"),
-    )
-    .addOption(
-      new Option("--metrics-listen <[host]:port>", "serve Prometheus /metrics on this separate listener (default: off)").env(
-        "READINESS_PROXY_METRICS_LISTEN",
-      ),
-    )
-    .addOption(new Option("--error-pages-dir <dir>", "directory of 502.html, 503.html, 504.html, error.html replacing the embedded pages"))
-    .addOption(
-      new Option(
-        "--error-pages-intercept-upstream",
-        "serve the branded page instead of the upstream's own 5xx body, to browser navigations only",
-      ),
-    )
+    .helpOption("-h, --help", "print this help, then exit");
+  for (const spec of OPTIONS) program.addOption(commanderOption(spec));
+  return program
     .usage("[options] [-- <command> [args...]]")
     .addHelpText("after", "\nWith -- <command>, the proxy also runs the app: started after the listener opens, stopped after the drain.")
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr });
+}
+
+/**
+ * One table row as commander sees it. Env variables are registered for the help text only:
+ * values are read from the `env` we are handed (see {@link readOptions}). A list's variable is a
+ * comma list, which commander cannot split, so the help names it in the description instead.
+ */
+function commanderOption(spec: OptionSpec): Option {
+  switch (spec.kind) {
+    case "list":
+      return new Option(spec.flag, `${spec.help} (env: ${spec.env}, comma list)`)
+        .argParser((value: string, previous: string[]) => [...previous, value])
+        .default([], "none");
+    case "value": {
+      const option = new Option(spec.flag, spec.help).default(spec.default);
+      return spec.env === undefined ? option : option.env(spec.env);
+    }
+    case "optional":
+    case "switch": {
+      const option = new Option(spec.flag, spec.help);
+      return spec.env === undefined ? option : option.env(spec.env);
+    }
+  }
 }
 
 /**
@@ -157,9 +115,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     if (separator >= 0 && (appCommand.length === 0 || appCommand[0] === "")) {
       throw usageError(APP_SEPARATOR, "expected the app's command after it, like -- python3 -m http.server 8000");
     }
-    const raw = withEnvironment(program, env);
-    const fromEnv = program.getOptionValueSource("readinessRequiredListener") !== "cli";
-    return { action: "run", config: { ...validate(raw, fromEnv ? env[REQUIRED_ENV] : undefined), appCommand } };
+    return { action: "run", config: { ...validateTogether(readOptions(program, env)), appCommand } };
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version exit 0; commander has already printed its own "error: ..." line otherwise.
@@ -174,69 +130,65 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   }
 }
 
+/** Each option's parsed value, and how it was given: the text parsed, and whether the user gave it (flag or env). */
+interface ReadOptions {
+  readonly fields: OptionFields;
+  readonly texts: ReadonlyMap<keyof OptionFields, string>;
+  readonly given: ReadonlySet<keyof OptionFields>;
+}
+
 /**
- * The parsed options with every option not given on the command line taken from `env` (the
- * environment we were handed, not necessarily process.env, which commander reads), else its
- * default. Commander's `.env()` stays on the options for the help text.
+ * Every table row parsed in order: the flag's value when given on the command line, else the
+ * variable's in `env` (the environment we were handed, not necessarily process.env, which
+ * commander reads), else the default. The first bad value throws its usage error.
  */
-function withEnvironment(program: Command, env: NodeJS.ProcessEnv): RawOptions {
-  const raw = { ...program.opts<RawOptions>() } as RawOptions & Record<string, unknown>;
-  for (const option of program.options) {
-    const key = option.attributeName();
-    if (option.envVar === undefined || program.getOptionValueSource(key) === "cli") continue;
-    raw[key] = env[option.envVar] ?? option.defaultValue;
+function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
+  const values = program.opts<Record<string, unknown>>();
+  const fields: Record<string, unknown> = {};
+  const texts = new Map<keyof OptionFields, string>();
+  const given = new Set<keyof OptionFields>();
+  for (const spec of OPTIONS as readonly OptionSpec[]) {
+    const name = flagName(spec);
+    const key = program.options.find((option) => option.long === name)!.attributeName();
+    const fromFlag = program.getOptionValueSource(key) === "cli";
+    const fromEnv = fromFlag || spec.env === undefined ? undefined : env[spec.env];
+    if (fromFlag || fromEnv !== undefined) given.add(spec.field);
+    switch (spec.kind) {
+      case "value":
+      case "optional": {
+        const text = fromFlag ? (values[key] as string) : (fromEnv ?? (spec.kind === "value" ? spec.default : undefined));
+        if (text !== undefined) texts.set(spec.field, text);
+        fields[spec.field] = (spec.parse as (input: string, text: string | undefined) => unknown)(name, text);
+        break;
+      }
+      case "list": {
+        const list = fromEnv?.split(",").map((item) => item.trim()).filter((item) => item !== "");
+        fields[spec.field] = list === undefined ? spec.parse(name, values[key] as string[]) : spec.parse(spec.env, list);
+        break;
+      }
+      case "switch":
+        fields[spec.field] = fromFlag || (fromEnv !== undefined && parseSwitchOption(spec.env ?? name, fromEnv));
+        break;
+    }
   }
-  return raw;
+  // Complete: the table has a row for every field (checked at compile time in option-table.ts).
+  return { fields: fields as unknown as OptionFields, texts, given };
 }
 
-function validate(raw: RawOptions, requiredFromEnv: string | undefined): Omit<Config, "appCommand"> {
-  const listen = parseListenAddress(raw.listen);
-  if (!listen) throw usageError("--listen", "expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080", raw.listen);
-  const upstream = parseUpstream(raw.upstream);
-  if (typeof upstream === "string") throw usageError("--upstream", upstream, raw.upstream);
-  const logLevel = LOG_LEVELS.find((level) => level === raw.logLevel);
-  if (!logLevel) throw usageError("--log-level", `expected one of ${LOG_LEVELS.join(", ")}`, raw.logLevel);
-  const requiredPorts =
-    requiredFromEnv === undefined
-      ? parseRequiredPorts(raw.readinessRequiredListener, REQUIRED_FLAG)
-      : parseRequiredPorts(requiredFromEnv.split(",").map((port) => port.trim()).filter((port) => port !== ""), REQUIRED_ENV);
-  const responseHeaderTimeoutMs = duration("--response-header-timeout", raw.responseHeaderTimeout);
-  if (responseHeaderTimeoutMs === 0) throw usageError("--response-header-timeout", "expected a duration above 0", raw.responseHeaderTimeout);
-  const upstreamHealthTimeoutMs = duration("--readiness-upstream-timeout", raw.readinessUpstreamTimeout);
-  if (upstreamHealthTimeoutMs === 0) throw usageError("--readiness-upstream-timeout", "expected a duration above 0", raw.readinessUpstreamTimeout);
-  const upstreamHealthPath = raw.readinessUpstreamPath;
-  if (upstreamHealthPath !== undefined && !HEALTH_PATH.test(upstreamHealthPath)) {
-    throw usageError("--readiness-upstream-path", "expected a path starting with / without spaces or control characters", upstreamHealthPath);
-  }
-  const metricsListen = raw.metricsListen === undefined ? undefined : parseListenAddress(raw.metricsListen);
-  if (raw.metricsListen !== undefined && !metricsListen) {
-    throw usageError("--metrics-listen", "expected [host]:port, like :9090 or 127.0.0.1:9090", raw.metricsListen);
-  }
+/** The rules that span options, then the defaults that follow from other options. */
+function validateTogether({ fields, texts, given }: ReadOptions): Omit<Config, "appCommand"> {
+  const flagOf = (field: keyof OptionFields) => flagName(OPTIONS.find((spec) => spec.field === field)!);
+  const { listen, metricsListen, maxConcurrency } = fields;
   if (metricsListen && metricsListen.port !== 0 && metricsListen.port === listen.port && sameHostOrWildcard(metricsListen.host, listen.host)) {
-    throw usageError("--metrics-listen", "expected an address other than --listen's", raw.metricsListen);
+    throw usageError("--metrics-listen", "expected an address other than --listen's", texts.get("metricsListen"));
   }
-  return {
-    listen,
-    upstream,
-    requiredPorts,
-    cacheTtlMs: duration("--readiness-cache-ttl", raw.readinessCacheTtl),
-    procRoot: raw.procRoot,
-    responseHeaderTimeoutMs,
-    shutdownDelayMs: duration("--shutdown-delay", raw.shutdownDelay),
-    shutdownTimeoutMs: duration("--shutdown-timeout", raw.shutdownTimeout),
-    logLevel,
-    errorPagesDir: raw.errorPagesDir,
-    interceptUpstreamErrors: raw.errorPagesInterceptUpstream === true,
-    appStopTimeoutMs: duration("--app-stop-timeout", raw.appStopTimeout),
-    upstreamHealthPath,
-    upstreamHealthTimeoutMs,
-    warnAfterMs: duration("--readiness-warn-after", raw.readinessWarnAfter),
-    metricsListen,
-  };
+  if (maxConcurrency === 0) {
+    // A queue without a limit would never hold anything: the operator meant something else.
+    const stray = LIMITER_OPTIONS.find((field) => given.has(field));
+    if (stray) throw usageError(flagOf(stray), "expected only with --max-concurrency 1..65535", texts.get(stray));
+  }
+  return { ...fields, maxQueue: fields.maxQueue ?? 10 * maxConcurrency };
 }
-
-/** An origin-form path (a query allowed): no spaces, no control bytes, nothing undici would refuse. */
-const HEALTH_PATH = /^\/[\x21-\x7e]*$/;
 
 /** Two listen hosts that would collide on one port: the same host, or either one every address. */
 function sameHostOrWildcard(a: string | undefined, b: string | undefined): boolean {
@@ -244,29 +196,8 @@ function sameHostOrWildcard(a: string | undefined, b: string | undefined): boole
   return wildcard(a) || wildcard(b) || a === b;
 }
 
-/** Ports as given (flag values or env list) -> ascending, unique, bounded. */
-function parseRequiredPorts(values: readonly string[], input: string): number[] {
-  if (values.length > MAX_REQUIRED_LISTENERS) {
-    throw usageError(input, `expected at most ${MAX_REQUIRED_LISTENERS} ports`, `${values.length} ports`);
-  }
-  const ports = new Set<number>();
-  for (const value of values) {
-    const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
-    if (!(port >= 1 && port <= 65535)) throw usageError(input, "expected a port 1..65535", value);
-    if (ports.has(port)) throw usageError(input, "expected each port once", `${value} twice`);
-    ports.add(port);
-  }
-  return [...ports].sort((a, b) => a - b);
-}
-
-function duration(flag: string, text: string): number {
-  const ms = parseDuration(text);
-  if (ms === undefined) throw usageError(flag, "expected a duration like 500ms, 1s or 1m30s", text);
-  return ms;
-}
-
-/** The effective settings, as logged at start-up. */
-export function describeConfig(config: Config): Record<string, string> {
+/** The effective settings, as logged at start-up; the limiter's and the access log's only when they are on. */
+export function describeConfig(config: Config): Record<string, string | number | boolean> {
   return {
     readinessCacheTtl: formatDuration(config.cacheTtlMs),
     responseHeaderTimeout: formatDuration(config.responseHeaderTimeoutMs),
@@ -277,5 +208,7 @@ export function describeConfig(config: Config): Record<string, string> {
     readinessWarnAfter: formatDuration(config.warnAfterMs),
     // What the pod's terminationGracePeriodSeconds must cover, or the kubelet's SIGKILL comes first.
     shutdownBudget: formatDuration(config.shutdownDelayMs + config.shutdownTimeoutMs + (config.appCommand.length > 0 ? config.appStopTimeoutMs : 0)),
+    ...(config.maxConcurrency > 0 && { maxConcurrency: config.maxConcurrency, maxQueue: config.maxQueue, queueTimeout: formatDuration(config.queueTimeoutMs) }),
+    ...(config.accessLog && { accessLog: true }),
   };
 }

@@ -6,7 +6,7 @@ import { exitCodeOf } from "./app/exit-status.js";
 import { parseCommandLine } from "./cli.js";
 import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
-import { createLogger } from "./logger.js";
+import { createProcessLog } from "./logger.js";
 
 async function main(): Promise<void> {
   const commandLine = parseCommandLine(process.argv.slice(2), process.env, {
@@ -18,11 +18,17 @@ async function main(): Promise<void> {
     return;
   }
   const { config } = commandLine;
-  const log = createLogger(config.logLevel);
+  const processLog = createProcessLog(config.logLevel);
+  const { log } = processLog;
+  /** Every exit once the logger exists: the log's last lines (asynchronous writes) are out first. */
+  const exit = async (code: number): Promise<never> => {
+    await processLog.end();
+    process.exit(code);
+  };
   if (closeInspectorIfOpen()) log.warn("an inspector opened by SIGUSR1 during start-up was closed");
   process.on("uncaughtException", (error) => {
     log.fatal({ err: error }, "uncaught exception");
-    process.exit(EXIT_CODES.runtime);
+    void exit(EXIT_CODES.runtime);
   });
 
   let daemon: Daemon;
@@ -31,7 +37,7 @@ async function main(): Promise<void> {
     const metrics = config.metricsListen && (await import("./metrics/metrics.js")).metricsFactory(config.metricsListen, log);
     daemon = createDaemon(config, { log, metrics: metrics || undefined });
   } catch (error) {
-    exitOnKnownError(error);
+    return exitOnKnownError(error, exit);
   }
   const { app } = daemon;
   /** Ours is 0 after a clean shutdown; in the entrypoint form it is the app's (CONTRACT §8). */
@@ -41,10 +47,10 @@ async function main(): Promise<void> {
   const stop = (reason: string, skipDelay: boolean) => {
     stopping = true;
     daemon.shutdown.run(reason, { skipDelay }).then(
-      () => process.exit(finalExitCode()),
+      () => exit(finalExitCode()),
       (error: unknown) => {
         log.error({ err: error }, "shutdown failed");
-        process.exit(EXIT_CODES.runtime);
+        return exit(EXIT_CODES.runtime);
       },
     );
   };
@@ -57,10 +63,10 @@ async function main(): Promise<void> {
     log.warn({ signal }, "second signal; exiting at once");
     if (app && app.exit === undefined) {
       app.kill();
-      void app.exited.then(() => process.exit(finalExitCode()));
+      void app.exited.then(() => exit(finalExitCode()));
       return;
     }
-    process.exit(app ? finalExitCode() : EXIT_CODES.runtime);
+    void exit(app ? finalExitCode() : EXIT_CODES.runtime);
   };
   // Installed before the listener opens: a signal right after `listening` must find them.
   process.on("SIGTERM", onSignal);
@@ -76,15 +82,15 @@ async function main(): Promise<void> {
   try {
     await daemon.start();
   } catch (error) {
-    exitOnKnownError(error);
+    return exitOnKnownError(error, exit);
   }
 }
 
 /** Our own errors are one line for a person and their exit code; anything else is a bug and keeps its stack. */
-function exitOnKnownError(error: unknown): never {
+function exitOnKnownError(error: unknown, exit: (code: number) => Promise<never>): Promise<never> {
   if (error instanceof ReadinessProxyError) {
     process.stderr.write(`error: ${error.message}\n`);
-    process.exit(error.exitCode);
+    return exit(error.exitCode);
   }
   throw error;
 }

@@ -198,3 +198,99 @@ t.test("durations are shown back in Go's form", async (t) => {
     t.equal(formatDuration(ms), text);
   }
 });
+
+t.test("overload protection and the access log: defaults, flags, env, flags over env (CONTRACT §10, §11)", async (t) => {
+  const defaults = config([]);
+  t.equal(defaults.maxConcurrency, 0, "no limit by default");
+  t.equal(defaults.maxQueue, 0, "no queue without a limit");
+  t.equal(defaults.queueTimeoutMs, 10_000);
+  t.equal(defaults.accessLog, false);
+  t.equal(config(["--max-concurrency", "4"]).maxQueue, 40, "the queue defaults to 10 × the limit");
+  t.equal(config(["--max-concurrency=65535"]).maxQueue, 655_350);
+  t.equal(config(["--max-concurrency", "0"]).maxConcurrency, 0, "0 says off explicitly");
+  t.equal(config(["--max-concurrency", "4", "--max-queue", "0"]).maxQueue, 0, "0: refuse at once, never wait");
+  t.equal(config(["--max-concurrency", "1", "--max-queue", "1000000"]).maxQueue, 1_000_000);
+  t.equal(config(["--max-concurrency", "4", "--queue-timeout", "30s"]).queueTimeoutMs, 30_000);
+  t.equal(config(["--max-concurrency", "4", "--queue-timeout", "1m30s"]).queueTimeoutMs, 90_000);
+  t.equal(config(["--access-log"]).accessLog, true);
+  const env = {
+    READINESS_PROXY_MAX_CONCURRENCY: "8",
+    READINESS_PROXY_MAX_QUEUE: "16",
+    READINESS_PROXY_QUEUE_TIMEOUT: "2s",
+    READINESS_PROXY_ACCESS_LOG: "true",
+  };
+  const fromEnv = config([], env);
+  t.same([fromEnv.maxConcurrency, fromEnv.maxQueue, fromEnv.queueTimeoutMs, fromEnv.accessLog], [8, 16, 2_000, true]);
+  const overridden = config(["--max-concurrency", "2", "--max-queue", "3", "--queue-timeout", "500ms"], env);
+  t.same([overridden.maxConcurrency, overridden.maxQueue, overridden.queueTimeoutMs], [2, 3, 500], "flags over env");
+  t.equal(config(["--max-concurrency", "2"], { READINESS_PROXY_MAX_CONCURRENCY: "8" }).maxQueue, 20, "the queue follows the flag's limit");
+  for (const [value, on] of [["1", true], ["true", true], ["0", false], ["false", false]] as const) {
+    t.equal(config([], { READINESS_PROXY_ACCESS_LOG: value }).accessLog, on, `READINESS_PROXY_ACCESS_LOG=${value}`);
+  }
+  t.equal(config(["--access-log"], { READINESS_PROXY_ACCESS_LOG: "0" }).accessLog, true, "the flag over env");
+  t.equal(config(["--access-log"], { READINESS_PROXY_ACCESS_LOG: "yes" }).accessLog, true, "env not read when the flag is given");
+});
+
+t.test("overload and access-log usage errors: exit 2, one line naming the input and the value", async (t) => {
+  const integer = (value: string) => `error: --max-concurrency: expected an integer 1..65535, got ${JSON.stringify(value)}`;
+  const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+    [["--max-concurrency", "0x10"], {}, integer("0x10")],
+    [["--max-concurrency", "65536"], {}, integer("65536")],
+    [["--max-concurrency", "-1"], {}, integer("-1")],
+    [["--max-concurrency", "1.5"], {}, integer("1.5")],
+    [["--max-concurrency", "1e3"], {}, integer("1e3")],
+    [["--max-concurrency", " 4"], {}, integer(" 4")],
+    [["--max-concurrency", ""], {}, integer("")],
+    [[], { READINESS_PROXY_MAX_CONCURRENCY: "four" }, integer("four")],
+    [["--max-concurrency", "4", "--max-queue", "1000001"], {}, 'error: --max-queue: expected an integer 0..1000000, got "1000001"'],
+    [["--max-concurrency", "4", "--max-queue", "-5"], {}, 'error: --max-queue: expected an integer 0..1000000, got "-5"'],
+    [["--max-queue", "10"], {}, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
+    [["--max-concurrency", "0", "--max-queue", "10"], {}, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
+    [["--queue-timeout", "5s"], {}, 'error: --queue-timeout: expected only with --max-concurrency 1..65535, got "5s"'],
+    [[], { READINESS_PROXY_MAX_QUEUE: "10" }, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
+    [[], { READINESS_PROXY_QUEUE_TIMEOUT: "10s" }, 'error: --queue-timeout: expected only with --max-concurrency 1..65535, got "10s"'],
+    [["--max-concurrency", "4", "--queue-timeout", "0s"], {}, 'error: --queue-timeout: expected a duration above 0, got "0s"'],
+    [["--max-concurrency", "4", "--queue-timeout", "5"], {}, 'error: --queue-timeout: expected a duration like 500ms, 1s or 1m30s, got "5"'],
+    [[], { READINESS_PROXY_ACCESS_LOG: "yes" }, 'error: READINESS_PROXY_ACCESS_LOG: expected 1, true, 0 or false, got "yes"'],
+    [[], { READINESS_PROXY_ACCESS_LOG: "" }, 'error: READINESS_PROXY_ACCESS_LOG: expected 1, true, 0 or false, got ""'],
+    [[], { READINESS_PROXY_ACCESS_LOG: "TRUE" }, 'error: READINESS_PROXY_ACCESS_LOG: expected 1, true, 0 or false, got "TRUE"'],
+    [["--access-log", "1"], {}, "error: too many arguments. Expected 0 arguments but got 1."],
+    [["--max-concurrency"], {}, "error: option '--max-concurrency <n>' argument missing"],
+  ];
+  for (const [argv, env, message] of cases) {
+    const { result, err } = run(argv, env);
+    t.same(result, { action: "exit", exitCode: 2 }, argv.join(" ") || JSON.stringify(env));
+    t.equal(err.trimEnd(), message);
+    t.notMatch(err, /\n.+\n/, "one line");
+  }
+});
+
+t.test("the listening line shows the limiter's settings only when it is on, the access log only when on", async (t) => {
+  const { describeConfig } = await import("../src/cli.js");
+  const off = describeConfig(config([]));
+  t.notOk("maxConcurrency" in off || "maxQueue" in off || "queueTimeout" in off || "accessLog" in off);
+  t.match(describeConfig(config(["--max-concurrency", "4", "--queue-timeout", "30s", "--access-log"])), {
+    maxConcurrency: 4,
+    maxQueue: 40,
+    queueTimeout: "30s",
+    accessLog: true,
+  });
+});
+
+t.test("--help lists the new options with their env variables", async (t) => {
+  const help = run(["--help"]).out.replace(/\s+/g, " ");
+  for (const expected of [
+    "--max-concurrency <n>",
+    "READINESS_PROXY_MAX_CONCURRENCY",
+    "--max-queue <n>",
+    "10 × --max-concurrency",
+    "READINESS_PROXY_MAX_QUEUE",
+    "--queue-timeout <duration>",
+    '"10s"',
+    "READINESS_PROXY_QUEUE_TIMEOUT",
+    "--access-log",
+    "READINESS_PROXY_ACCESS_LOG",
+  ]) {
+    t.match(help, expected, `help shows ${expected}`);
+  }
+});

@@ -1,4 +1,4 @@
-// Prometheus metrics on their own listener (CONTRACT §9): one registry, the observers the proxy and the check report to, GET /metrics.
+// Prometheus metrics on their own listener (CONTRACT §9): one registry, the observers the proxy, the check and the limiter report to, GET /metrics.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
@@ -7,6 +7,7 @@ import { formatListenAddress, type ListenAddress } from "../config/listen-addres
 import type { DrainState } from "../http/health.js";
 import { listen } from "../http/listen.js";
 import { VERSION } from "../version.js";
+import { OverloadMetrics } from "./overload-metrics.js";
 import { ReadinessMetrics } from "./readiness-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
 
@@ -15,12 +16,19 @@ export interface MetricsOptions {
   readonly checkNames: readonly string[];
   readonly drain: DrainState;
   readonly log: Logger;
+  /** --max-concurrency is on: register the overload metrics (CONTRACT §10). */
+  readonly overloadProtection?: boolean;
 }
 
-/** What the daemon wires: the two observers, and the listener's life. */
+/** What the daemon wires: the observers, and the listener's life. */
 export interface Metrics {
   readonly proxy: RequestMetrics;
   readonly readiness: ReadinessMetrics;
+  /**
+   * The limiter's observer; undefined without --max-concurrency, when the queue metrics are not
+   * registered at all (they could only ever read 0, and §10's metrics belong to the limiter).
+   */
+  readonly overload: OverloadMetrics | undefined;
   readonly registry: Registry;
   /** Opens the metrics listener; rejects with a one-line listen error (exit 1). */
   start(): Promise<AddressInfo>;
@@ -40,10 +48,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
   );
   const proxy = new RequestMetrics(registry);
   const readiness = new ReadinessMetrics(registry, options.checkNames, options.drain);
+  const overload = options.overloadProtection ? new OverloadMetrics(registry) : undefined;
   const server = createMetricsServer(registry);
   return {
     proxy,
     readiness,
+    overload,
     registry,
     start: async () => {
       const address = await listen(server, options.listen, " (--metrics-listen)");
@@ -58,9 +68,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
   };
 }
 
-/** The factory the daemon calls once it knows its drain flag and check names. */
+/** The factory the daemon calls once it knows its drain flag, check names and whether the limiter is on. */
 export function metricsFactory(listenAddress: ListenAddress, log: Logger) {
-  return (parts: { readonly drain: DrainState; readonly checkNames: readonly string[] }): Metrics => createMetrics({ listen: listenAddress, log, ...parts });
+  return (parts: { readonly drain: DrainState; readonly checkNames: readonly string[]; readonly overloadProtection?: boolean }): Metrics =>
+    createMetrics({ listen: listenAddress, log, ...parts });
 }
 
 /** GET or HEAD /metrics (query ignored); any other path 404, any other method 405. */

@@ -1,0 +1,255 @@
+// Every command-line option declared once (CONTRACT §1, §10, §11): flag, env variable, default, help and parser; cli.ts derives registration, env handling and validation from it.
+import type { Config } from "../cli.js";
+import { usageError } from "../errors.js";
+import { LOG_LEVELS } from "../logger.js";
+import { parseListenAddress } from "./listen-address.js";
+import {
+  MAX_REQUIRED_LISTENERS,
+  parseDurationOption,
+  parseHealthPath,
+  parseIntegerOption,
+  parsePositiveDurationOption,
+  parseRequiredPorts,
+} from "./option-values.js";
+import { parseUpstream } from "./upstream-url.js";
+
+/**
+ * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
+ * `maxQueue` is undefined when not given, because its default follows `--max-concurrency`.
+ */
+export type OptionFields = Omit<Config, "appCommand" | "maxQueue"> & { readonly maxQueue: number | undefined };
+
+interface OptionBase {
+  /** The flag and its value's placeholder, as commander and --help show it: `--listen <[host]:port>`. */
+  readonly flag: string;
+  readonly help: string;
+  /** The environment variable read when the flag is not given. */
+  readonly env?: string;
+}
+
+/**
+ * `--flag <value>` with a default. The value comes from the flag, else the env variable, else the
+ * default, and is parsed the same way from each; errors name the flag even when the env variable
+ * gave the value (the flag is what the help lists).
+ */
+interface ValueOption<K extends keyof OptionFields> extends OptionBase {
+  readonly kind: "value";
+  readonly field: K;
+  /** As a user would write it: parsed like a given value, and shown by --help. */
+  readonly default: string;
+  readonly parse: (input: string, text: string) => OptionFields[K];
+}
+
+/** `--flag <value>` without a default: the parser gets undefined when neither flag nor env gave one. */
+interface OptionalValueOption<K extends keyof OptionFields> extends OptionBase {
+  readonly kind: "optional";
+  readonly field: K;
+  readonly parse: (input: string, text: string | undefined) => OptionFields[K];
+}
+
+/**
+ * A repeatable flag collected into a list; its env variable is a comma list that replaces it
+ * entirely. Errors name the flag or the variable, whichever gave the values: the two forms differ.
+ */
+interface ListOption<K extends keyof OptionFields> extends OptionBase {
+  readonly kind: "list";
+  readonly env: string;
+  readonly field: K;
+  readonly parse: (input: string, values: readonly string[]) => OptionFields[K];
+}
+
+type BooleanField = { [K in keyof OptionFields]: OptionFields[K] extends boolean ? K : never }[keyof OptionFields];
+
+/**
+ * A flag without a value: on when given. Its env variable, if any, takes `1`/`true` or
+ * `0`/`false`; anything else is a usage error naming the variable (the flag takes no value).
+ */
+interface SwitchOption<K extends BooleanField> extends OptionBase {
+  readonly kind: "switch";
+  readonly field: K;
+}
+
+/** One row of the table; the field's type and the parser's result agree by construction. */
+export type OptionSpec =
+  | { [K in keyof OptionFields]: ValueOption<K> | OptionalValueOption<K> | ListOption<K> }[keyof OptionFields]
+  | { [K in BooleanField]: SwitchOption<K> }[BooleanField];
+
+/** The flag's name without its placeholder (`--listen`): what usage errors and commander call it. */
+export function flagName(spec: OptionSpec): string {
+  return spec.flag.split(" ", 1)[0]!;
+}
+
+/** The option table, in --help's order. */
+export const OPTIONS = [
+  {
+    kind: "value",
+    field: "listen",
+    flag: "--listen <[host]:port>",
+    help: "the one listener: health paths and proxied traffic (:port = every IPv4 and IPv6 address)",
+    env: "READINESS_PROXY_LISTEN",
+    default: ":8080",
+    parse: (input, text) => parseListenAddress(text) ?? expected(input, "expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080", text),
+  },
+  {
+    kind: "value",
+    field: "upstream",
+    flag: "--upstream <url>",
+    help: "the app behind the proxy (absolute http URL; a path prefix is kept)",
+    env: "READINESS_PROXY_UPSTREAM",
+    default: "http://127.0.0.1:8000",
+    parse: (input, text) => {
+      const upstream = parseUpstream(text);
+      return typeof upstream === "string" ? expected(input, upstream, text) : upstream;
+    },
+  },
+  {
+    kind: "list",
+    field: "requiredPorts",
+    flag: "--readiness-required-listener <port>",
+    help: `a local TCP port that must be in LISTEN state for /readyz to pass; repeatable, at most ${MAX_REQUIRED_LISTENERS}`,
+    env: "READINESS_PROXY_REQUIRED_LISTENERS",
+    parse: parseRequiredPorts,
+  },
+  {
+    kind: "value",
+    field: "cacheTtlMs",
+    flag: "--readiness-cache-ttl <duration>",
+    help: "how long one listener check serves all callers",
+    env: "READINESS_PROXY_CACHE_TTL",
+    default: "1s",
+    parse: parseDurationOption,
+  },
+  {
+    kind: "value",
+    field: "procRoot",
+    flag: "--proc-root <dir>",
+    help: "where net/tcp and net/tcp6 are read",
+    env: "READINESS_PROXY_PROC_ROOT",
+    default: "/proc",
+    parse: (_input, text) => text,
+  },
+  {
+    kind: "value",
+    field: "responseHeaderTimeoutMs",
+    flag: "--response-header-timeout <duration>",
+    help: "the upstream must send its response head within this, else 504",
+    default: "120s",
+    parse: parsePositiveDurationOption,
+  },
+  {
+    kind: "value",
+    field: "shutdownDelayMs",
+    flag: "--shutdown-delay <duration>",
+    help: "after SIGTERM: keep serving while /readyz reports draining",
+    default: "0s",
+    parse: parseDurationOption,
+  },
+  { kind: "value", field: "shutdownTimeoutMs", flag: "--shutdown-timeout <duration>", help: "then wait this long for in-flight requests", default: "20s", parse: parseDurationOption },
+  {
+    kind: "value",
+    field: "logLevel",
+    flag: "--log-level <level>",
+    help: `log level: ${LOG_LEVELS.join(", ")}`,
+    env: "READINESS_PROXY_LOG_LEVEL",
+    default: "info",
+    parse: (input, text) => LOG_LEVELS.find((level) => level === text) ?? expected(input, `expected one of ${LOG_LEVELS.join(", ")}`, text),
+  },
+  {
+    kind: "optional",
+    field: "upstreamHealthPath",
+    flag: "--readiness-upstream-path <path>",
+    help: "also require the app's own health path to answer 200-399",
+    env: "READINESS_PROXY_UPSTREAM_PATH",
+    parse: parseHealthPath,
+  },
+  {
+    kind: "value",
+    field: "upstreamHealthTimeoutMs",
+    flag: "--readiness-upstream-timeout <duration>",
+    help: "the app's health path fails when it takes longer",
+    default: "1s",
+    parse: parsePositiveDurationOption,
+  },
+  {
+    kind: "value",
+    field: "warnAfterMs",
+    flag: "--readiness-warn-after <duration>",
+    help: "a check failing this long is named in one warn line",
+    default: "60s",
+    parse: parseDurationOption,
+  },
+  {
+    kind: "value",
+    field: "appStopTimeoutMs",
+    flag: "--app-stop-timeout <duration>",
+    help: "entrypoint form: after the app's SIGTERM, wait this long before SIGKILL",
+    default: "5s",
+    parse: parseDurationOption,
+  },
+  {
+    kind: "optional",
+    field: "metricsListen",
+    flag: "--metrics-listen <[host]:port>",
+    help: "serve Prometheus /metrics on this separate listener (default: off)",
+    env: "READINESS_PROXY_METRICS_LISTEN",
+    parse: (input, text) => (text === undefined ? undefined : parseListenAddress(text) ?? expected(input, "expected [host]:port, like :9090 or 127.0.0.1:9090", text)),
+  },
+  {
+    kind: "optional",
+    field: "errorPagesDir",
+    flag: "--error-pages-dir <dir>",
+    help: "directory of 502.html, 503.html, 504.html, error.html replacing the embedded pages",
+    parse: (_input, text) => text,
+  },
+  {
+    kind: "switch",
+    field: "interceptUpstreamErrors",
+    flag: "--error-pages-intercept-upstream",
+    help: "serve the branded page instead of the upstream's own 5xx body, to browser navigations only",
+  },
+  {
+    kind: "value",
+    field: "maxConcurrency",
+    flag: "--max-concurrency <n>",
+    help: "at most this many proxied requests in flight to the app, the rest queued; 0: no limit",
+    env: "READINESS_PROXY_MAX_CONCURRENCY",
+    default: "0",
+    // 0 is accepted (off, as the default says) but not named: the range is what a limit may be.
+    parse: (input, text) => parseIntegerOption(input, text, 0, 65535, "1..65535"),
+  },
+  {
+    kind: "optional",
+    field: "maxQueue",
+    flag: "--max-queue <n>",
+    help: "with --max-concurrency: how many requests may wait for a slot, first come first served; 0: none wait (default: 10 × --max-concurrency)",
+    env: "READINESS_PROXY_MAX_QUEUE",
+    parse: (input, text) => (text === undefined ? undefined : parseIntegerOption(input, text, 0, 1_000_000)),
+  },
+  {
+    kind: "value",
+    field: "queueTimeoutMs",
+    flag: "--queue-timeout <duration>",
+    help: "with --max-concurrency: the longest a request waits in the queue before its 503",
+    env: "READINESS_PROXY_QUEUE_TIMEOUT",
+    default: "10s",
+    parse: parsePositiveDurationOption,
+  },
+  {
+    kind: "switch",
+    field: "accessLog",
+    flag: "--access-log",
+    help: "log one JSON line per finished proxied request (off by default; the env variable takes 1, true, 0 or false)",
+    env: "READINESS_PROXY_ACCESS_LOG",
+  },
+] as const satisfies readonly OptionSpec[];
+
+/** Options that only mean something with the limiter on: given without `--max-concurrency` above 0, a usage error. */
+export const LIMITER_OPTIONS: ReadonlyArray<keyof OptionFields> = ["maxQueue", "queueTimeoutMs"];
+
+function expected(input: string, what: string, text: string): never {
+  throw usageError(input, what, text);
+}
+
+/** Compile-time: every field has its row. A field without one makes this `false` and the build fails. */
+const EVERY_FIELD_HAS_AN_OPTION: Exclude<keyof OptionFields, (typeof OPTIONS)[number]["field"]> extends never ? true : false = true;
+void EVERY_FIELD_HAS_AN_OPTION;

@@ -1,0 +1,102 @@
+// The last log lines before an exit reach stdout whole and in order (CONTRACT §11: asynchronous writes, all flushed before exit), and a stdout nobody reads never holds the exit up.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { buildSync } from "esbuild";
+import t, { type Test } from "tap";
+import type { LogRecord } from "../helpers/log-capture.js";
+import { BUILT_ARTIFACTS, runToExit, spawnDaemon } from "../helpers/spawn-daemon.js";
+
+const LINES = 20_000;
+
+/** The child script bundled as the release is (esbuild, CommonJS, dependencies inside): no TypeScript loader in the child. */
+function bundleChild(t: Test): string {
+  const outfile = join(t.testdir(), "log-exit-child.cjs");
+  buildSync({ entryPoints: [join(import.meta.dirname, "../helpers/log-exit-child.ts")], bundle: true, platform: "node", format: "cjs", target: "node20", outfile, logLevel: "warning" });
+  return outfile;
+}
+
+interface ChildRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly elapsedMs: number;
+}
+
+/** Runs the child; `reader` "slow" pauses after every chunk (stdout backs up, writes wait), "none" reads nothing until it has exited. */
+function runChild(script: string, mode: string, reader: "slow" | "none"): Promise<ChildRun> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [script, mode, String(LINES)], { stdio: ["ignore", "pipe", "inherit"] });
+  let stdout = "";
+  const stream = child.stdout;
+  if (reader === "none") stream.pause();
+  stream.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (reader === "slow") {
+      stream.pause();
+      setTimeout(() => stream.resume(), 1);
+    }
+  });
+  let elapsedMs = 0;
+  child.on("exit", () => {
+    elapsedMs = Date.now() - started;
+    stream.resume(); // what a paused reader left in the pipe
+  });
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, elapsedMs })));
+}
+
+/** Every newline-terminated line parsed; a line that is not JSON fails the test with its text. */
+function records(t: Test, stdout: string): LogRecord[] {
+  const lines = stdout.slice(0, stdout.lastIndexOf("\n") + 1).split("\n").filter((line) => line !== "");
+  return lines.flatMap((line) => {
+    try {
+      return [JSON.parse(line) as LogRecord];
+    } catch {
+      t.fail(`a torn line: ${line.slice(0, 120)}`);
+      return [];
+    }
+  });
+}
+
+function inOrder(lines: LogRecord[]): boolean {
+  return lines.every((record, index) => record.requestId === String(index));
+}
+
+t.test("every line out, whole and in order, before the exit: after a stop, and after an uncaught exception", async (t) => {
+  const script = bundleChild(t);
+  for (let run = 0; run < 3; run++) {
+    const stopped = await runChild(script, "exit", "slow");
+    t.equal(stopped.code, 0);
+    const stopLines = records(t, stopped.stdout);
+    t.equal(stopLines.length, LINES + 1, `run ${run}: ${LINES} access lines and stopped`);
+    t.equal(stopLines.at(-1)?.msg, "stopped", "stopped is the last line");
+    t.ok(inOrder(stopLines.slice(0, -1)), "in the order logged");
+    const crashed = await runChild(script, "uncaught", "slow");
+    t.equal(crashed.code, 1);
+    const crashLines = records(t, crashed.stdout);
+    t.equal(crashLines.length, LINES + 1, `run ${run}: ${LINES} access lines and the fatal one`);
+    t.match(crashLines.at(-1), { level: 60, msg: "uncaught exception", err: { message: "boom" } });
+    t.ok(inOrder(crashLines.slice(0, -1)));
+  }
+});
+
+t.test("a stdout nobody reads: the exit comes after end()'s timeout, not never; what got out is whole lines", async (t) => {
+  const stuck = await runChild(bundleChild(t), "stuck", "none");
+  t.equal(stuck.code, 0);
+  t.ok(stuck.elapsedMs < 10_000, `exited after ${stuck.elapsedMs} ms`);
+  const lines = records(t, stuck.stdout);
+  t.ok(lines.length < LINES, `${lines.length} lines got out before the reader stopped`);
+  t.ok(inOrder(lines), "those in order");
+});
+
+const bundle = BUILT_ARTIFACTS.find((artifact) => artifact.name === "bundle")!;
+
+t.test("the daemon: stopped is its last line on SIGTERM; a usage error writes nothing to stdout", { skip: !bundle.built && "dist/readiness-proxy.cjs is not built (make build)" }, async (t) => {
+  const daemon = await spawnDaemon(t, bundle.command, ["--upstream", "http://127.0.0.1:9", "--access-log", "--max-concurrency", "4"]);
+  t.match(daemon.records[0], { msg: "listening", maxConcurrency: 4, maxQueue: 40, queueTimeout: "10s", accessLog: true });
+  daemon.child.kill("SIGTERM");
+  t.equal(await daemon.exited, 0);
+  t.equal(daemon.records.at(-1)?.msg, "stopped");
+  const refused = await runToExit([...bundle.command, "--max-concurrency", "0x10"]);
+  t.equal(refused.code, 2);
+  t.equal(refused.stderr, 'error: --max-concurrency: expected an integer 1..65535, got "0x10"\n');
+  t.equal(refused.stdout, "");
+});
