@@ -12,6 +12,9 @@ import { listen } from "./http/listen.js";
 import { ProxyErrorLog } from "./http/proxy-error-log.js";
 import { StreamGarbage } from "./http/stream-garbage.js";
 import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
+import { createAccessLog } from "./access-log/access-log.js";
+import { ConcurrencyLimiter } from "./overload/concurrency-limiter.js";
+import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload/overload-observer.js";
 import { RelayServer } from "./relay/relay-server.js";
 import { UpstreamPool } from "./relay/upstream-pool.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
@@ -40,12 +43,14 @@ export interface Daemon {
 export interface DaemonMetrics {
   readonly proxy: ProxyObserver;
   readonly readiness: ReadinessObserver;
+  /** Present when the factory was told overload protection is on. */
+  readonly overload?: OverloadObserver | undefined;
   start(): Promise<unknown>;
   close(): Promise<void>;
 }
 
 /** Builds the metrics once the daemon knows its drain flag and check names. */
-export type MetricsFactory = (parts: { readonly drain: DrainState; readonly checkNames: readonly string[] }) => DaemonMetrics;
+export type MetricsFactory = (parts: { readonly drain: DrainState; readonly checkNames: readonly string[]; readonly overloadProtection: boolean }) => DaemonMetrics;
 
 export interface DaemonOptions {
   readonly log: Logger;
@@ -63,7 +68,11 @@ export interface DaemonOptions {
 export function createDaemon(config: Config, { log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
   // Set by the shutdown, read by /readyz, the server and the metrics.
   const drain = { draining: false };
-  const metrics = createMetrics?.({ drain, checkNames: checkNames(config.requiredPorts, config.upstreamHealthPath !== undefined) });
+  const metrics = createMetrics?.({
+    drain,
+    checkNames: checkNames(config.requiredPorts, config.upstreamHealthPath !== undefined),
+    overloadProtection: config.maxConcurrency > 0,
+  });
   const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
   const upstreamProbe =
@@ -85,6 +94,15 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
     idleTimeoutMs: 4_000,
   });
+  const limiter =
+    config.maxConcurrency > 0
+      ? new ConcurrencyLimiter({
+          limit: config.maxConcurrency,
+          maxQueue: config.maxQueue,
+          queueTimeoutMs: config.queueTimeoutMs,
+          observer: metrics?.overload ?? NO_OVERLOAD_OBSERVER,
+        })
+      : undefined;
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors),
     drain,
@@ -99,6 +117,8 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
       interceptUpstreamErrors: config.interceptUpstreamErrors,
       observer,
       garbage: new StreamGarbage(),
+      limiter,
+      accessLog: createAccessLog(log, config.accessLog),
     },
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
@@ -108,6 +128,8 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
     log,
     delayMs: config.shutdownDelayMs,
     timeoutMs: config.shutdownTimeoutMs,
+    // Still queued when the time is up: the limiter's 503, not a reset (CONTRACT §10).
+    onTimeout: () => limiter?.rejectQueued(),
     closeUpstream: async () => {
       pool.close();
       await upstreamProbe?.close();

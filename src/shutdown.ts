@@ -10,6 +10,11 @@ export interface ShutdownOptions {
   readonly log: Logger;
   readonly delayMs: number;
   readonly timeoutMs: number;
+  /**
+   * Runs when the shutdown timeout runs out, before the remaining connections are cut: requests
+   * still waiting for the app (the limiter's queue) get their answer rather than a reset.
+   */
+  readonly onTimeout?: () => void;
   /** Closes upstream connections once no request needs them. */
   readonly closeUpstream: () => Promise<void>;
   /** The last step, once nothing is in flight (the entrypoint form stops the app here). */
@@ -65,6 +70,7 @@ export class GracefulShutdown implements DrainState {
     clearTimeout(timer);
     if (cutShort) {
       log.warn({ shutdownTimeoutMs: timeoutMs }, "shutdown timeout reached; closing remaining connections");
+      this.#options.onTimeout?.();
       server.closeAllConnections();
     }
     await this.#options.closeUpstream();

@@ -7,7 +7,8 @@ import { errorCode, usageError } from "../errors.js";
 /** Statuses the proxy itself answers with; any other falls back to the generic page. */
 export const PROXY_ERRORS = {
   502: { title: "Upstream unavailable", message: "The service behind this address could not be reached. Try again in a moment." },
-  503: { title: "Not ready", message: "This replica is not ready to serve yet, or is shutting down. Try again in a moment." },
+  // One page for every proxy-made 503: a replica not ready, shutting down, or too busy (overload).
+  503: { title: "Temporarily unavailable", message: "This replica is not ready, is shutting down, or is too busy right now. Try again in a moment." },
   504: { title: "Upstream timeout", message: "The service behind this address took too long to answer. Try again in a moment." },
 } as const;
 

@@ -29,8 +29,14 @@ export function errorMessageFor(status: number): string {
 }
 
 /** The JSON envelope of CONTRACT §6: `{"error":{"code":502,"message":"upstream unavailable","requestId":"..."}}`. */
-export function jsonErrorBody(status: number, requestId: string): Buffer {
-  return Buffer.from(JSON.stringify({ error: { code: status, message: errorMessageFor(status), requestId } }));
+export function jsonErrorBody(status: number, requestId: string, message = errorMessageFor(status)): Buffer {
+  return Buffer.from(JSON.stringify({ error: { code: status, message, requestId } }));
+}
+
+/** What a proxy-made error adds to the default: another JSON message (`overloaded`), more headers (`Retry-After`). */
+export interface ErrorDetails {
+  readonly message?: string;
+  readonly headers?: readonly string[];
 }
 
 /** Writes proxy-made errors; the status is never changed, only the body's form. */
@@ -41,10 +47,10 @@ export class ErrorResponder {
     this.#pages = pages;
   }
 
-  /** Answers `status` with a page or JSON, `Cache-Control: no-store`, the request id, and any `extraHeaders` (`Retry-After`). */
-  send(request: RequestView, writer: ResponseWriter, status: number, requestId: string, extraHeaders: readonly string[] = []): void {
+  /** Answers `status` with a page or JSON, `Cache-Control: no-store`, the request id, and the details' message and headers. */
+  send(request: RequestView, writer: ResponseWriter, status: number, requestId: string, details: ErrorDetails = {}): void {
     const html = wantsHtml(request.header("accept"));
-    const body = html ? this.#renderPage(status, requestId) : this.#renderJson(status, requestId);
+    const body = html ? this.#renderPage(status, requestId) : jsonErrorBody(status, requestId, details.message);
     writer.send(
       status,
       [
@@ -58,7 +64,7 @@ export class ErrorResponder {
         requestId,
         "vary",
         "Accept",
-        ...extraHeaders,
+        ...(details.headers ?? []),
       ],
       body,
     );
@@ -74,7 +80,4 @@ export class ErrorResponder {
     return Buffer.concat([page.before, Buffer.from(escapeHtml(requestId)), page.after]);
   }
 
-  #renderJson(status: number, requestId: string): Buffer {
-    return jsonErrorBody(status, requestId);
-  }
 }

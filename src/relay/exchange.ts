@@ -1,14 +1,16 @@
-// One proxied request and its answer: the head sent once, bodies relayed as bytes with backpressure both ways, failures mapped to 502/504 or an abrupt end.
+// One proxied request and its answer: admitted by the limiter, the head sent once, bodies relayed as bytes with backpressure both ways, failures mapped to 502/504 or an abrupt end.
 import type { Socket } from "node:net";
-import { wantsHtml } from "../http/error-response.js";
+import { wantsHtml, type ErrorDetails } from "../http/error-response.js";
 import { upstreamErrorReason } from "../http/proxy-observer.js";
-import { requestIdOf } from "../http/request-id.js";
-import { parseAbsoluteTarget } from "../http/request-target.js";
+import type { ResponseWriter } from "../http/response-writer.js";
+import type { AdmissionWaiter, QueuedRequest } from "../overload/concurrency-limiter.js";
 import type { ClientConnection, Transaction } from "./client-connection.js";
-import { clientAddressOf, forwardedRequestHead, type RequestBodyFraming } from "./forwarded-request-head.js";
+import type { RequestBodyFraming } from "./forwarded-request-head.js";
+import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import type { RelayContext } from "./relay-context.js";
 import type { RequestHead } from "./request-head.js";
+import { RequestRecord } from "./request-record.js";
 import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { openTunnel } from "./tunnel.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
@@ -19,19 +21,23 @@ const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 /** The 101 handshake's own hop-by-hop headers, which pass with it. */
 const UPGRADE_HEADERS = ["upgrade", "connection"];
+/** CONTRACT §10: the limiter's 503 says why and when to come back. */
+const OVERLOADED: ErrorDetails = { message: "overloaded", headers: ["retry-after", "1"] };
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
-export class Exchange implements Transaction, UpstreamOwner {
+export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, ResponseWriter {
   readonly #context: RelayContext;
   readonly #client: ClientConnection;
   readonly #request: RequestHead;
+  readonly #record: RequestRecord;
   #upstream: UpstreamConnection | undefined;
+  #queued: QueuedRequest | undefined;
   #headText = "";
   #framing: RequestBodyFraming = "none";
+  #expectsContinue = false;
   /** Request body that came before the upstream connection was ready. */
   #pendingBody: Buffer[] | undefined;
   #upgrade: "websocket" | "other" | undefined;
-  #startedAt = 0;
   #requestEnded = false;
   /** The whole request (head, body, last chunk) has been written upstream. */
   #requestSent = false;
@@ -45,60 +51,56 @@ export class Exchange implements Transaction, UpstreamOwner {
     this.#context = context;
     this.#client = client;
     this.#request = request;
+    this.#record = new RequestRecord(context, request, client.remoteAddress);
   }
 
   start(): void {
-    const context = this.#context;
-    const request = this.#request;
-    if (context.observer.enabled) {
-      context.observer.requestStarted();
-      this.#counted = true;
-      this.#startedAt = performance.now();
+    const plan = planForward(this.#request, this.#context, this.#client.remoteAddress);
+    if (plan.kind === "server options") {
+      this.send(200, ["content-length", "0"], Buffer.alloc(0));
+      return;
     }
-    const url = request.url;
-    let target: string;
-    let hostOverride: string | undefined;
-    if (url.charCodeAt(0) === 0x2f /* "/" */) {
-      target = context.pathPrefix + url;
-    } else {
-      // RFC 9112 §3.2.2: a server must accept absolute-form; like nginx, its authority replaces Host.
-      const absolute = parseAbsoluteTarget(url);
-      if (absolute === undefined) {
-        if (url === "*" && request.method === "OPTIONS") this.#answerServerOptions();
-        else this.#failBeforeHead(400, new Error("request target is neither a path nor absolute-form"), "bad request target");
-        return;
-      }
-      target = context.pathPrefix + absolute.path;
-      hostOverride = absolute.authority;
+    if (plan.kind === "refuse") {
+      this.#failBeforeHead(plan.status, new Error(plan.detail), plan.reason);
+      return;
     }
-    if (request.upgrade) {
-      if (request.method === "CONNECT") {
-        this.#failBeforeHead(400, new Error("CONNECT is not a reverse proxy's to serve"), "CONNECT is not supported");
-        return;
-      }
-      this.#upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
-      // The connection is closed after a refused upgrade: what follows must never reach the app raw.
-      this.#client.closeAfterAnswer();
+    this.#headText = plan.head.text;
+    this.#framing = plan.head.framing;
+    this.#upgrade = plan.upgrade;
+    this.#expectsContinue = plan.expectsContinue;
+    // The connection is closed after a refused upgrade: what follows must never reach the app raw.
+    if (plan.upgrade !== undefined) this.#client.closeAfterAnswer();
+    const limiter = this.#context.limiter;
+    if (limiter === undefined) {
+      this.admitted(undefined);
+      return;
     }
-    const head = forwardedRequestHead(request, {
-      target,
-      hostOverride,
-      clientAddress: clientAddressOf(this.#client.remoteAddress),
-      upstreamHost: context.upstreamHost,
-      upgrade: this.#upgrade,
-    });
-    const expectation = request.header("expect");
-    if (expectation !== undefined) {
-      if (expectation.toLowerCase() !== "100-continue") {
-        this.#failBeforeHead(417, new Error(`unsupported expectation ${JSON.stringify(expectation)}`), "expectation failed");
-        return;
-      }
-      // Answered here, as node:http and nginx do: the body then streams to the app.
-      if (request.versionMinor >= 1) this.#client.write(CONTINUE);
-    }
-    this.#headText = head.text;
-    this.#framing = head.framing;
+    const admission = limiter.acquire(this);
+    if (admission === "admitted") this.admitted(0);
+    else if (admission === "rejected") this.#refuseOverloaded("queue full", 0);
+    else this.#queued = admission;
+  }
+
+  /** A slot is ours (at once, or after `waitedMs` in the queue): the request goes to the app. */
+  admitted(waitedMs: number | undefined): void {
+    this.#queued = undefined;
+    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    // Answered here, as node:http and nginx do, once the body has somewhere to go.
+    if (this.#expectsContinue) this.#client.write(CONTINUE);
     this.#connect();
+  }
+
+  /** The queue's wait ran out (or the drain's did): the app never sees the request. */
+  rejected(_reason: "queue_timeout", waitedMs: number): void {
+    this.#queued = undefined;
+    this.#refuseOverloaded("queue timeout", waitedMs);
+  }
+
+  #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
+    this.#record.refused(waitedMs);
+    const requestId = this.#record.requestId;
+    this.#context.errorLog.warn("overloaded", { reason, requestId, method: this.#request.method, url: this.#request.url, queueMs: waitedMs });
+    this.#finishWithPage(503, requestId, OVERLOADED);
   }
 
   #connect(): void {
@@ -130,6 +132,7 @@ export class Exchange implements Transaction, UpstreamOwner {
     if (this.#done || this.#responseStarted) return; // answered already (an early 413): the rest is discarded
     const upstream = this.#upstream;
     if (upstream === undefined || !upstream.connected) {
+      // Queued or connecting: at most one read is held, then reading stops.
       (this.#pendingBody ??= []).push(chunk);
       this.#client.pauseForBody();
       return;
@@ -174,24 +177,21 @@ export class Exchange implements Transaction, UpstreamOwner {
       return BODY.parse;
     }
     if (status === 101) return this.#onSwitchingProtocols(head);
-    const context = this.#context;
     const method = this.#request.method;
-    if (context.observer.enabled) context.observer.responseHead(status, method, (performance.now() - this.#startedAt) / 1000);
-    if (status >= 500 && context.interceptUpstreamErrors && wantsHtml(this.#request.header("accept"))) {
+    this.#record.upstreamHead(status);
+    if (status >= 500 && this.#context.interceptUpstreamErrors && wantsHtml(this.#request.header("accept"))) {
       this.#interceptedStatus = status;
       return method === "HEAD" ? BODY.skip : BODY.parse;
     }
     const facts = upstreamHeaderFacts(head.headers);
-    const bodiless = method === "HEAD" || status === 204 || status === 304;
     // The status (or HEAD) says there is no body, whatever Content-Length says (RFC 9110 §6.4.1, §8.6).
-    if (bodiless) this.#responseFraming = "none";
+    if (method === "HEAD" || status === 204 || status === 304) this.#responseFraming = "none";
     else if (facts.hasContentLength) this.#responseFraming = "length";
     else if (this.#request.versionMinor >= 1) this.#responseFraming = "chunked";
     else {
       this.#responseFraming = "close";
       client.closeAfterAnswer();
     }
-    if (this.#upgrade !== undefined) client.closeAfterAnswer();
     this.#responseStarted = true;
     // Head, the body bytes of the same read and, for a small answer, its end: one writev when
     // this tick ends (a syscall per response saved); a stream's first event still leaves at once.
@@ -211,22 +211,25 @@ export class Exchange implements Transaction, UpstreamOwner {
       this.#failBeforeHead(502, new Error(`upstream switched to ${JSON.stringify(switchedTo ?? "")}`), "upstream switched to a protocol that was not asked for");
       return BODY.skip;
     }
-    if (this.#context.observer.enabled) this.#context.observer.responseHead(101, this.#request.method, (performance.now() - this.#startedAt) / 1000);
+    this.#record.upstreamHead(101);
     this.#client.write(relayedResponseHead(101, head.statusMessage, head.headers, { hasContentLength: true, hasDate: true }, "none", false, UPGRADE_HEADERS));
     return BODY.upgrade;
   }
 
+  /** A WebSocket is open: no longer in flight, but it holds its concurrency slot until it closes. */
   onTunnel(upstreamSocket: Socket, rest: Buffer): void {
     this.#done = true;
-    this.#end();
+    this.#upstream = undefined;
+    this.#record.ended();
     const clientRest = this.#client.detach();
-    openTunnel(this.#client.socket, upstreamSocket, clientRest, rest, this.#context.observer);
+    openTunnel(this.#client.socket, upstreamSocket, clientRest, rest, this.#context.observer, () => this.#record.finished(false));
   }
 
   onResponseBody(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
     if (this.#interceptedStatus !== 0 || this.#done) return; // replaced by our page: drained
     const client = this.#client;
+    this.#record.bodySent(chunk.length);
     let writable: boolean;
     if (this.#responseFraming === "chunked") {
       client.write(chunkSizeLine(chunk.length));
@@ -248,14 +251,17 @@ export class Exchange implements Transaction, UpstreamOwner {
     }
     if (this.#done) return;
     if (this.#interceptedStatus !== 0) {
-      const requestId = requestIdOf(this.#request);
+      const requestId = this.#record.requestId;
       // The page shows the request id; this line is where the operator finds it.
       this.#context.errorLog.warn("upstream error replaced by the error page", { requestId, status: this.#interceptedStatus, method: this.#request.method, url: this.#request.url });
       this.#finishWithPage(this.#interceptedStatus, requestId);
       return;
     }
     if (this.#responseFraming === "chunked") this.#client.write(LAST_CHUNK);
-    this.#finish();
+    this.#done = true;
+    this.#record.finished(false);
+    this.#client.resumeForBody();
+    this.#client.responseEnded(this);
   }
 
   onUpstreamFailure(failure: UpstreamFailure): void {
@@ -264,7 +270,7 @@ export class Exchange implements Transaction, UpstreamOwner {
     if (this.#done) return;
     if (this.#interceptedStatus !== 0) {
       // The upstream's own error answer broke off; the page replacing it needs none of it.
-      this.#finishWithPage(this.#interceptedStatus, requestIdOf(this.#request));
+      this.#finishWithPage(this.#interceptedStatus, this.#record.requestId);
       return;
     }
     if (!this.#responseStarted) {
@@ -282,17 +288,20 @@ export class Exchange implements Transaction, UpstreamOwner {
     // Mid-body: end the client's response abruptly so it can never look complete.
     this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url, code: failure.code, err: failure.message });
     this.#done = true;
-    this.#end();
+    this.#record.finished(false);
     this.#client.destroy();
   }
 
   onClientGone(): void {
     if (this.#done) return;
     this.#done = true;
+    // Queued: it leaves the queue, and the app never sees it.
+    this.#queued?.cancel();
+    this.#queued = undefined;
     const upstream = this.#upstream;
     this.#upstream = undefined;
     upstream?.destroy();
-    this.#end();
+    this.#record.finished(true);
     this.#context.log.debug({ method: this.#request.method, url: this.#request.url }, "client went away");
   }
 
@@ -311,56 +320,35 @@ export class Exchange implements Transaction, UpstreamOwner {
     );
   }
 
-  /** `OPTIONS *`: a server-wide question the proxy answers itself. */
-  #answerServerOptions(): void {
-    this.#respondOwn(200, ["content-length", "0"], Buffer.alloc(0));
-  }
-
   /** A proxy-made error before any byte of the answer was sent, logged at warn. */
   #failBeforeHead(status: number, error: Error, reason: string): void {
-    const requestId = requestIdOf(this.#request);
+    const requestId = this.#record.requestId;
     this.#context.errorLog.proxyError(this.#request, requestId, status, error, reason);
     if (status === 400 || status === 417) {
       // The client's request cannot be forwarded: no branded page, and the connection is not reused.
       const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
       this.#client.closeAfterAnswer();
-      this.#respondOwn(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
+      this.send(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
       return;
     }
     this.#finishWithPage(status, requestId);
   }
 
-  #finishWithPage(status: number, requestId: string): void {
-    if (this.#context.observer.enabled && this.#interceptedStatus === 0) {
-      this.#context.observer.responseHead(status, this.#request.method, (performance.now() - this.#startedAt) / 1000);
-    }
-    this.#done = true;
-    this.#end();
-    this.#context.errors.send(this.#request, this.#client.writerFor(this.#request, this), status, requestId);
+  #finishWithPage(status: number, requestId: string, details?: ErrorDetails): void {
+    this.#context.errors.send(this.#request, this, status, requestId, details);
   }
 
-  #respondOwn(status: number, headers: readonly string[], body: Buffer): void {
-    if (this.#context.observer.enabled) this.#context.observer.responseHead(status, this.#request.method, (performance.now() - this.#startedAt) / 1000);
+  /** Writes a whole answer of our own (through the error pages, or directly) and finishes the exchange. */
+  send(status: number, headers: readonly string[], body: Buffer): void {
     this.#done = true;
-    this.#end();
-    this.#client.writerFor(this.#request, this).send(status, headers, body);
-  }
-
-  #finish(): void {
-    this.#done = true;
-    this.#end();
-    this.#client.responseEnded(this);
-  }
-
-  /** Reported once: answered, failed, or the client gone (never for a request that was not started). */
-  #ended = false;
-  #counted = false;
-  #end(): void {
-    if (this.#ended) return;
-    this.#ended = true;
+    // An intercepted 5xx was counted when the upstream's head came; the page keeps its status.
+    if (this.#interceptedStatus === 0) this.#record.responseHead(status);
+    if (this.#request.method !== "HEAD") this.#record.bodySent(body.length);
+    this.#client.sendWhole(this.#request, status, headers, body);
+    this.#record.finished(false);
     // The answer is settled; whatever is left of the request body is read and discarded.
     this.#client.resumeForBody();
-    if (this.#counted) this.#context.observer.requestEnded();
+    this.#client.responseEnded(this);
   }
 }
 

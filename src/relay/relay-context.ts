@@ -4,6 +4,8 @@ import type { ErrorResponder } from "../http/error-response.js";
 import type { ProxyErrorLog } from "../http/proxy-error-log.js";
 import type { ProxyObserver } from "../http/proxy-observer.js";
 import type { StreamGarbage } from "../http/stream-garbage.js";
+import type { AccessLog } from "../access-log/access-log.js";
+import type { ConcurrencyLimiter } from "../overload/concurrency-limiter.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
 /** Built once per relay; exchanges read it and never change it. */
@@ -24,4 +26,8 @@ export interface RelayContext {
   readonly observer: ProxyObserver;
   /** Counts streamed body bytes and asks for a collection now and then. */
   readonly garbage: StreamGarbage;
+  /** `--max-concurrency`; undefined when unlimited (then no slot is taken at all). */
+  readonly limiter: ConcurrencyLimiter | undefined;
+  /** `--access-log`, or NO_ACCESS_LOG. */
+  readonly accessLog: AccessLog;
 }

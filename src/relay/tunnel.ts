@@ -5,12 +5,14 @@ import type { ProxyObserver } from "../http/proxy-observer.js";
 /**
  * Joins the client and upstream sockets. `clientRest` came from the client after its handshake
  * head, `upstreamRest` from the app after its 101; each goes first to the other side.
+ * `onClosed` runs once, when the tunnel is gone (its concurrency slot is free then).
  */
-export function openTunnel(client: Socket, upstream: Socket, clientRest: Buffer, upstreamRest: Buffer, observer: ProxyObserver): void {
+export function openTunnel(client: Socket, upstream: Socket, clientRest: Buffer, upstreamRest: Buffer, observer: ProxyObserver, onClosed: () => void): void {
   observer.tunnelOpened();
   client.once("close", () => {
     observer.tunnelClosed();
     upstream.destroy();
+    onClosed();
   });
   upstream.on("error", () => client.destroy());
   client.on("error", () => upstream.destroy());

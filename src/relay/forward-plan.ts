@@ -1,0 +1,61 @@
+// Decides what becomes of a request before anything is sent: forwarded (with its head built once), answered by the proxy, or refused with a 400 or 417.
+import { parseAbsoluteTarget } from "../http/request-target.js";
+import { clientAddressOf, forwardedRequestHead, type ForwardedHead } from "./forwarded-request-head.js";
+import type { RelayContext } from "./relay-context.js";
+import type { RequestHead } from "./request-head.js";
+
+/** Why a request cannot be forwarded: the status, the fixed reason the client sees, and the detail the log gets. */
+export interface Refusal {
+  readonly kind: "refuse";
+  readonly status: 400 | 417;
+  readonly reason: string;
+  readonly detail: string;
+}
+
+export type ForwardPlan =
+  | { readonly kind: "forward"; readonly head: ForwardedHead; readonly upgrade: "websocket" | "other" | undefined; readonly expectsContinue: boolean }
+  | { readonly kind: "server options" }
+  | Refusal;
+
+const SERVER_OPTIONS: ForwardPlan = { kind: "server options" };
+
+/** The plan for one request: its target resolved, its upgrade and expectation judged, its upstream head built. */
+export function planForward(request: RequestHead, context: RelayContext, remoteAddress: string | undefined): ForwardPlan {
+  const url = request.url;
+  let target: string;
+  let hostOverride: string | undefined;
+  if (url.charCodeAt(0) === 0x2f /* "/" */) {
+    target = context.pathPrefix + url;
+  } else {
+    // RFC 9112 §3.2.2: a server must accept absolute-form; like nginx, its authority replaces Host.
+    const absolute = parseAbsoluteTarget(url);
+    if (absolute === undefined) {
+      // `OPTIONS *` asks about the server, which is ours to answer.
+      if (url === "*" && request.method === "OPTIONS") return SERVER_OPTIONS;
+      return refuse(400, "bad request target", "request target is neither a path nor absolute-form");
+    }
+    target = context.pathPrefix + absolute.path;
+    hostOverride = absolute.authority;
+  }
+  let upgrade: "websocket" | "other" | undefined;
+  if (request.upgrade) {
+    if (request.method === "CONNECT") return refuse(400, "CONNECT is not supported", "CONNECT is not a reverse proxy's to serve");
+    upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
+  }
+  const expectation = request.header("expect");
+  if (expectation !== undefined && expectation.toLowerCase() !== "100-continue") {
+    return refuse(417, "expectation failed", `unsupported expectation ${JSON.stringify(expectation)}`);
+  }
+  const head = forwardedRequestHead(request, {
+    target,
+    hostOverride,
+    clientAddress: clientAddressOf(remoteAddress),
+    upstreamHost: context.upstreamHost,
+    upgrade,
+  });
+  return { kind: "forward", head, upgrade, expectsContinue: expectation !== undefined && request.versionMinor >= 1 };
+}
+
+function refuse(status: 400 | 417, reason: string, detail: string): Refusal {
+  return { kind: "refuse", status, reason, detail };
+}
