@@ -175,8 +175,10 @@ lint: node_modules/.installed
 	$(TSC) -p tsconfig.json
 
 # Foreign-architecture binaries are built and tested (under qemu) where the cross tools are here;
-# elsewhere their test prints why it skipped.
-test: build lint $(TESTABLE_CROSS_BINARIES)
+# elsewhere their test prints why it skipped. Where podman is installed, the images are built too
+# (the foreign one where it can be cross-built) and test/image/ runs them.
+TESTABLE_IMAGES := $(if $(shell command -v podman),$(HOST_ARCH:%=dist/readiness-proxy-image-linux-%.tar) $(TESTABLE_CROSS_BINARIES:dist/readiness-proxy-linux-%=dist/readiness-proxy-image-linux-%.tar))
+test: build lint $(TESTABLE_CROSS_BINARIES) $(TESTABLE_IMAGES)
 	$(TAP)
 
 run: build
