@@ -14,6 +14,9 @@ import { playable, workloadManifests } from "./kube-manifests.js";
 import { messages, podmanUnavailable, startPodman, waitFor, type Podman } from "./podman.js";
 
 const unavailable = podmanUnavailable({ kubePlay: true, busybox: true });
+// Podman on vfs storage is slow on a busy 2-core machine (app-image.test.ts took 116 s there, near
+// .taprc's 120 s); every wait inside is bounded on its own.
+t.setTimeout(300_000);
 if (unavailable) t.comment(`skipping the app image tests: ${unavailable}`);
 
 /** Where each message first appears in the log; -1 when it never does. */

@@ -11,6 +11,9 @@ const root = join(import.meta.dirname, "../..");
 const debianArch = process.arch === "x64" ? "amd64" : process.arch;
 const unavailable =
   podmanUnavailable() || (!existsSync(join(root, "dist/image", debianArch, "rootfs")) && `dist/image/${debianArch}/ is not there: run make image`);
+// Podman on vfs storage is slow on a busy 2-core machine (app-image.test.ts took 116 s there, near
+// .taprc's 120 s); every wait inside is bounded on its own.
+t.setTimeout(240_000);
 if (unavailable) t.comment(`skipping the Dockerfile test: ${unavailable}`);
 
 /** What a file is, for comparing two images: type, mode, owner, link target, content hash. */

@@ -10,6 +10,9 @@ import { messages, podmanUnavailable, startPodman, waitFor, type Podman } from "
 
 const embeddedVersion = (JSON.parse(readFileSync(join(import.meta.dirname, `../../node_modules/node-linux-${process.arch}/package.json`), "utf8")) as { version: string }).version;
 const unavailable = podmanUnavailable();
+// Podman on vfs storage is slow on a busy 2-core machine (app-image.test.ts took 116 s there, near
+// .taprc's 120 s); every wait inside is bounded on its own.
+t.setTimeout(240_000);
 if (unavailable) t.comment(`skipping the image tests: ${unavailable}`);
 
 /** `podman run -d` of the image on the host's network, listening on a free loopback port; waits for /health. */
