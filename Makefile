@@ -45,7 +45,7 @@ can_cross = $(and $(shell command -v $(qemu_$(1))),$(shell command -v $(gnu_$(1)
 CROSS_ARCHES := $(filter-out $(HOST_ARCH),$(RELEASE_ARCHES))
 TESTABLE_CROSS_BINARIES := $(foreach arch,$(CROSS_ARCHES),$(if $(call can_cross,$(arch)),dist/readiness-proxy-linux-$(arch)))
 
-.PHONY: help install build release lint test run run-entrypoint bench bench-tools fuzz soak soak-cgroup clean
+.PHONY: help install build release image image-lock lint test run run-entrypoint bench bench-tools fuzz soak soak-cgroup clean
 
 help:
 	@echo "make run    install, build and start the daemon on :8080 (the single binary)"
@@ -53,6 +53,8 @@ help:
 	@echo "make test   install, build, type-check and run every test (the binary's too)"
 	@echo "make build  dist/readiness-proxy: one executable, Node $(shell cat node_modules/node-linux-$(HOST_ARCH)/package.json 2>/dev/null | sed -n 's/.*\"version\": \"\(.*\)\".*/\1/p') embedded"
 	@echo "make release  dist/readiness-proxy-linux-x64, -linux-arm64 and dist/SHA256SUMS (cross-built; see README.md)"
+	@echo "make image  dist/readiness-proxy-image-linux-x64.tar and -arm64.tar: OCI archives from the release binaries and pinned Debian packages (see README.md)"
+	@echo "make image-lock  re-pin the image's Debian packages to the mirror's current versions (docs/deploy/image/packages.lock)"
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make fuzz   a million generated socket tables against the reference parser (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
@@ -147,12 +149,37 @@ release: $(RELEASE_BINARIES) dist/SHA256SUMS
 
 build: $(BINARY)
 
+# The container image of each release architecture, assembled without a container engine or a base
+# image: the release binary, and glibc, libstdc++, libgcc and a static tini from the Debian packages
+# docs/deploy/image/packages.lock pins (sha256 checked before use), as an OCI archive. Also leaves
+# dist/image/<amd64|arm64>/, what docs/deploy/Dockerfile copies. Needs Debian's apt and dpkg-deb.
+IMAGES := $(RELEASE_ARCHES:%=dist/readiness-proxy-image-linux-%.tar)
+IMAGE_TOOL := $(wildcard docs/deploy/image/*.mjs) docs/deploy/image/packages.lock
+
+image: $(IMAGES)
+
+dist/readiness-proxy-image-linux-%.tar: dist/readiness-proxy-linux-% $(IMAGE_TOOL) dist/image/revision
+	$(NODE) docs/deploy/image/build-image.mjs image --arch $* --binary $< --output $@
+
+# The commit the images are labelled with: rewritten only when it changes, so a commit re-labels them.
+dist/image/revision: FORCE
+	@mkdir -p $(@D)
+	@rev="$$(git rev-parse HEAD 2>/dev/null || echo none)"; [ "$$(cat $@ 2>/dev/null)" = "$$rev" ] || echo "$$rev" > $@
+
+# On purpose only: pins every package to the version the mirror offers now (review the diff).
+image-lock:
+	$(NODE) docs/deploy/image/build-image.mjs lock
+
+FORCE:
+
 lint: node_modules/.installed
 	$(TSC) -p tsconfig.json
 
 # Foreign-architecture binaries are built and tested (under qemu) where the cross tools are here;
-# elsewhere their test prints why it skipped.
-test: build lint $(TESTABLE_CROSS_BINARIES)
+# elsewhere their test prints why it skipped. Where podman is installed, the images are built too
+# (the foreign one where it can be cross-built) and test/image/ runs them.
+TESTABLE_IMAGES := $(if $(shell command -v podman),$(HOST_ARCH:%=dist/readiness-proxy-image-linux-%.tar) $(TESTABLE_CROSS_BINARIES:dist/readiness-proxy-linux-%=dist/readiness-proxy-image-linux-%.tar))
+test: build lint $(TESTABLE_CROSS_BINARIES) $(TESTABLE_IMAGES)
 	$(TAP)
 
 run: build

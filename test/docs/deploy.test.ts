@@ -1,4 +1,5 @@
-// The shipped deployment examples: the Kubernetes YAML parses and probes the right paths; the Dockerfiles' shape and inputs hold.
+// The shipped deployment examples: the Kubernetes YAML parses and probes the right paths; the Dockerfiles agree with make image and the manifests; the package pins are well formed.
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import t, { type Test } from "tap";
@@ -78,44 +79,68 @@ function instructionsOf(file: string): string[] {
     .filter((line) => line !== "" && !line.startsWith("#"));
 }
 
-t.test("Dockerfile: multi-stage, non-root, tini as PID 1 over the binary, every copied file exists", async (t) => {
-  const instructions = instructionsOf("Dockerfile");
-  const from = instructions.filter((line) => line.startsWith("FROM "));
-  t.equal(from.length, 2, "a build stage and a runtime stage");
-  t.match(from[1], /distroless|slim/, "a minimal runtime base");
-  t.ok(instructions.includes("USER nonroot"), "runs as non-root");
-  t.ok(instructions.includes('ENTRYPOINT ["/tini", "--", "/readiness-proxy"]'), "tini reaps zombies and signals the proxy alone (no -g)");
-  for (const line of instructions.filter((entry) => entry.startsWith("COPY ") && !entry.includes("--from="))) {
-    const sources = line.split(/\s+/).slice(1, -1);
-    for (const source of sources) t.ok(existsSync(join(root, source)), `COPY source ${source} exists`);
-  }
-  const copiedFromBuild = instructions.filter((line) => line.includes("--from=build"));
-  t.ok(copiedFromBuild.some((line) => /^COPY --from=build \/readiness-proxy \/readiness-proxy$/.test(line)), "ships the binary the build stage made");
-  t.ok(copiedFromBuild.some((line) => /\/usr\/bin\/tini-static \/tini$/.test(line)), "Debian's static tini");
-});
+/** The image config make image writes (docs/deploy/image/build-image.mjs config). */
+function imageConfig(): { User: string; Env: string[]; Entrypoint: string[]; ExposedPorts: Record<string, object>; Labels: Record<string, string> } {
+  const result = spawnSync(process.execPath, [join(root, "docs/deploy/image/build-image.mjs"), "config"], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(result.stderr);
+  return JSON.parse(result.stdout);
+}
 
-t.test("Dockerfile: both platforms, cross-built natively, TARGETARCH picking the binary and tini", async (t) => {
+t.test("Dockerfile: FROM scratch, copying what make image prepares, with make image's config", async (t) => {
   const instructions = instructionsOf("Dockerfile");
-  t.match(instructions.find((line) => line.startsWith("FROM ")), /^FROM --platform=\$BUILDPLATFORM /, "the build stage never runs emulated");
+  t.same(instructions.filter((line) => line.startsWith("FROM ")), ["FROM scratch"], "no base image");
+  t.same(instructions.filter((line) => /^RUN /.test(line)), [], "nothing runs in the build (no emulation for another platform)");
   t.ok(instructions.includes("ARG TARGETARCH"));
-  const install = instructions.find((line) => line.includes("apt-get install"))!;
-  t.match(install, /apt-get download "tini:\$TARGETARCH"/, "tini of the target's architecture");
-  // What the Makefile's cross-tools-<arch> installs for either target.
-  for (const pkg of ["make", "qemu-user-static", "binutils-x86-64-linux-gnu", "binutils-aarch64-linux-gnu", "libc6-arm64-cross", "libstdc++6-arm64-cross", "libc6-amd64-cross", "libstdc++6-amd64-cross"]) {
-    t.match(install, new RegExp(`\\s${pkg.replace(/\+/g, "\\+")}(\\s|$)`), `installs ${pkg}`);
+  const copies = instructions.filter((line) => line.startsWith("COPY "));
+  t.same(copies, ["COPY dist/image/${TARGETARCH}/rootfs/ /", "COPY dist/image/${TARGETARCH}/readiness-proxy /readiness-proxy"], "the tree, then the binary: make image's two layers");
+  t.match(readFileSync(join(root, "Makefile"), "utf8"), /^dist\/readiness-proxy-image-linux-%\.tar: dist\/readiness-proxy-linux-% /m, "make image builds each architecture's image from its release binary");
+  for (const arch of ["amd64", "arm64"]) {
+    const prepared = join(root, "dist/image", arch);
+    if (!existsSync(prepared)) {
+      t.comment(`dist/image/${arch}/ is not there (make image makes it): its COPY sources not checked`);
+      continue;
+    }
+    for (const source of ["rootfs/tini", "rootfs/etc/passwd", "readiness-proxy"]) t.ok(existsSync(join(prepared, source)), `dist/image/${arch}/${source} exists`);
   }
-  const build = instructions.find((line) => line.includes("make \"dist/readiness-proxy-linux-$arch\""));
-  t.ok(build, "makes the target's release binary");
-  t.match(build, /\[ "\$TARGETARCH" = amd64 \] && echo x64/, "Docker's amd64 is Node's x64");
-  t.match(readFileSync(join(root, "Makefile"), "utf8"), /^dist\/readiness-proxy-linux-%:/m, "the Makefile has that target");
+  const config = imageConfig();
+  t.ok(instructions.includes(`USER ${config.User}`), `USER ${config.User}: numeric, so runAsNonRoot can verify it`);
+  t.ok(instructions.includes(`ENTRYPOINT ${JSON.stringify(config.Entrypoint).replace(/","/g, '", "')}`), "tini reaps zombies and signals the proxy alone (no -g)");
+  t.same(config.Entrypoint, ["/tini", "--", "/readiness-proxy"]);
+  t.same(instructions.filter((line) => line.startsWith("ENV ")), config.Env.map((pair) => `ENV ${pair}`));
+  t.same(instructions.filter((line) => line.startsWith("EXPOSE ")), Object.keys(config.ExposedPorts).map((port) => `EXPOSE ${port.replace("/tcp", "")}`));
+  const labelLine = instructions.find((line) => line.startsWith("LABEL "))!;
+  const labels = Object.fromEntries([...labelLine.matchAll(/([\w.]+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
+  const args = Object.fromEntries(instructions.filter((line) => line.startsWith("ARG ")).map((line) => line.slice(4).split("=") as [string, string?]));
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+  t.equal(args.VERSION, pkg.version, "ARG VERSION defaults to package.json's");
+  t.same(labels, {
+    "org.opencontainers.image.source": "${SOURCE}",
+    "org.opencontainers.image.version": "${VERSION}",
+    "org.opencontainers.image.revision": "${REVISION}",
+    "org.opencontainers.image.title": config.Labels["org.opencontainers.image.title"],
+    "org.opencontainers.image.description": config.Labels["org.opencontainers.image.description"],
+    "org.opencontainers.image.licenses": config.Labels["org.opencontainers.image.licenses"],
+  });
 });
 
-t.test("app-entrypoint.Dockerfile: the app's image runs tini, then readiness-proxy, then the app after --", async (t) => {
+t.test("image/packages.lock: each package pinned once per architecture, with its version and sha256", async (t) => {
+  const pins = readFileSync(join(root, "docs/deploy/image/packages.lock"), "utf8")
+    .split("\n")
+    .filter((line) => line !== "" && !line.startsWith("#"))
+    .map((line) => line.split(" "));
+  for (const pin of pins) t.match(pin, [/^(amd64|arm64)$/, /^[a-z0-9.+-]+$/, /^[\w.+:~-]+$/, /^[0-9a-f]{64}$/], pin.join(" "));
+  const namesOf = (arch: string) => pins.filter(([pinArch]) => pinArch === arch).map(([, name]) => name!);
+  t.same(namesOf("arm64"), namesOf("amd64"), "the same packages for both");
+  t.same(new Set(namesOf("amd64")).size, namesOf("amd64").length, "each once");
+  for (const name of ["libc6", "libstdc++6", "libgcc-s1", "tini"]) t.ok(namesOf("amd64").includes(name), `${name}: what the runtime links, and tini`);
+  t.match(readFileSync(join(root, "Makefile"), "utf8"), /^image-lock:/m, "make image-lock refreshes them");
+});
+
+t.test("app-entrypoint.Dockerfile: the app's image runs tini, then readiness-proxy; CMD is its flags, then the app after --", async (t) => {
   const instructions = instructionsOf("app-entrypoint.Dockerfile");
   const entrypoint = JSON.parse(instructions.find((line) => line.startsWith("ENTRYPOINT "))!.slice("ENTRYPOINT ".length)) as string[];
-  t.same(entrypoint.slice(0, 3), ["tini", "--", "readiness-proxy"]);
-  t.equal(entrypoint.at(-1), "--", "CMD is the app's command line");
-  t.same(configOf(t, entrypoint.slice(3, -1)).appCommand, []);
+  t.same(entrypoint, ["tini", "--", "readiness-proxy"], "so a pod's args (deployment-entrypoint.yaml) are the proxy's flags, then the app");
   const cmd = JSON.parse(instructions.find((line) => line.startsWith("CMD "))!.slice("CMD ".length)) as string[];
-  t.same(cmd.slice(0, 3), ["python3", "-m", "http.server"]);
+  t.same(configOf(t, cmd).appCommand, ["python3", "-m", "http.server", "8000", "--bind", "127.0.0.1"]);
+  t.ok(instructions.includes("USER 65532"));
 });
