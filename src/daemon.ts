@@ -54,6 +54,8 @@ export type MetricsFactory = (parts: { readonly drain: DrainState; readonly chec
 
 export interface DaemonOptions {
   readonly log: Logger;
+  /** Where access lines go (main.ts: an asynchronous stdout destination); `log` when not given. */
+  readonly accessLog?: Logger;
   /** Injected in tests to count or fail socket table reads. */
   readonly readTable?: TableReader;
   /** Given only with --metrics-listen. */
@@ -65,7 +67,7 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
   // Set by the shutdown, read by /readyz, the server and the metrics.
   const drain = { draining: false };
   const metrics = createMetrics?.({
@@ -118,7 +120,7 @@ export function createDaemon(config: Config, { log, readTable, metrics: createMe
       observer,
       garbage: new StreamGarbage(),
       limiter,
-      accessLog: createAccessLog(log, config.accessLog),
+      accessLog: createAccessLog(accessLog, config.accessLog),
     },
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;

@@ -1,4 +1,4 @@
-// Creates the process logger: pino JSON on stdout through one asynchronous destination that every line shares (no transports: a SEA cannot load their worker files).
+// Creates the process loggers: pino JSON on stdout, lifecycle lines written at once, access lines through an asynchronous destination (no transports: a SEA cannot load their worker files).
 import { pino, type Logger, type Level } from "pino";
 
 /** The levels `--log-level` accepts. */
@@ -30,9 +30,21 @@ export function createLogger(level: Level, destination: pino.DestinationStream =
   return pino({ level, base: { name: "readiness-proxy" } }, destination);
 }
 
-/** The process's logger and the one destination under it (every logger of the process writes through it, so lines never interleave). */
+/**
+ * The process's two loggers on the one stdout. Lifecycle and warning lines (`listening`,
+ * `draining`, `stopping app`, transitions: a few per state change) are written synchronously, so
+ * each is out before what it announces happens: the app in the entrypoint form writes to the
+ * same stdout, and `stopping app` must come before the app's own reaction to the signal (with
+ * one asynchronous stream it did not, under load, in test/process/entrypoint.test.ts). Access
+ * lines, one per request, go through the asynchronous destination so that no request waits on
+ * stdout. Each write of either is whole lines of at most PIPE_BUF bytes, so the two never tear
+ * each other's lines; each stream keeps its own order.
+ */
 export interface ProcessLog {
+  /** Lifecycle, transitions, warnings: written at once. */
   readonly log: Logger;
+  /** `--access-log`'s lines: asynchronous, flushed by end(). */
+  readonly accessLog: Logger;
   /**
    * Writes out every line logged so far, then resolves: the last step before process.exit, so
    * that `stopped`, `uncaught exception` and the last access lines are not lost. Lines logged
@@ -52,12 +64,17 @@ export interface ProcessLog {
  * stream's flushSync() after the line (measured: `uncaught exception` after a burst put a 4 KiB
  * block out of order in about 1 run of 10).
  */
-export function createProcessLog(level: Level, destination: LogDestination = stdoutDestination()): ProcessLog {
-  const log = createLogger(level, { write: (line: string) => destination.write(line) });
+export function createProcessLog(
+  level: Level,
+  destination: LogDestination = stdoutDestination(),
+  lifecycle: pino.DestinationStream = pino.destination({ dest: 1, sync: true }),
+): ProcessLog {
+  const log = createLogger(level, lifecycle);
+  const accessLog = createLogger(level, { write: (line: string) => destination.write(line) });
   let ended: Promise<void> | undefined;
   const end = (timeoutMs = LOG_END_TIMEOUT_MS) =>
     (ended ??= new Promise<void>((resolve) => {
-      log.level = "silent";
+      accessLog.level = "silent";
       const giveUp = () => {
         // destroy() marks it closed at once, so pino's exit hook does not flushSync (and spin on EAGAIN) after us.
         destination.destroy();
@@ -79,5 +96,5 @@ export function createProcessLog(level: Level, destination: LogDestination = std
       destination.once("error", done);
       destination.end();
     }));
-  return { log, end };
+  return { log, accessLog, end };
 }

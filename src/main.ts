@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   try {
     // prom-client is loaded only when metrics are asked for: start-up and the hot path pay nothing otherwise.
     const metrics = config.metricsListen && (await import("./metrics/metrics.js")).metricsFactory(config.metricsListen, log);
-    daemon = createDaemon(config, { log, metrics: metrics || undefined });
+    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined });
   } catch (error) {
     return exitOnKnownError(error, exit);
   }

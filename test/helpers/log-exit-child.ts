@@ -1,4 +1,4 @@
-// A child process for test/process/log-flush.test.ts: logs a burst through the process logger (access lines), then exits the way main.ts does: after a clean stop, an uncaught exception, or with nobody reading stdout.
+// A child process for test/process/log-flush.test.ts: logs a burst of access lines (asynchronous), then exits the way main.ts does: after a clean stop, an uncaught exception, or with nobody reading stdout.
 import { createAccessLog } from "../../src/access-log/access-log.js";
 import { createProcessLog } from "../../src/logger.js";
 
@@ -6,7 +6,7 @@ const [mode = "exit", countText = "20000"] = process.argv.slice(2);
 const count = Number(countText);
 const processLog = createProcessLog("info");
 const { log } = processLog;
-const access = createAccessLog(log, true);
+const access = createAccessLog(processLog.accessLog, true);
 // As in main.ts: every exit after the log's end().
 const exit = async (code: number): Promise<never> => {
   await processLog.end(mode === "stuck" ? 300 : undefined);
