@@ -40,6 +40,7 @@ const ERROR_STATUS: Readonly<Record<string, number>> = {
 const PAUSED_FOR_BODY = 1;
 const PAUSED_FOR_PIPELINE = 2;
 const PAUSED_FOR_UPGRADE = 4;
+const PAUSED_FOR_ERROR = 8;
 
 /**
  * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
@@ -95,8 +96,9 @@ export class ClientConnection {
     socket.on("data", (data: Buffer) => this.#onData(data));
     this.#consumed = this.#parser.consume(socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
     socket.on("drain", () => this.#active?.onClientDrain());
-    // A client that half-closes is gone, as node:http treats it: nobody reads the answer.
-    socket.on("end", () => socket.destroy());
+    // A client that half-closes while an answer is owed is gone, as node:http treats it; an idle
+    // one gets our end once what was written is out.
+    socket.on("end", () => (this.#active === undefined && this.#waiting.length === 0 ? socket.end() : socket.destroy()));
     socket.on("error", () => socket.destroy());
     socket.on("close", () => this.#onClose());
   }
@@ -243,7 +245,8 @@ export class ClientConnection {
     const broken = this.#parsing;
     this.#parsing = undefined;
     this.#closeAfter = true;
-    this.#resume(PAUSED_FOR_PIPELINE | PAUSED_FOR_BODY);
+    // Nothing after a parse error is read: the connection ends with its answer.
+    this.#pause(PAUSED_FOR_ERROR);
     if (broken !== undefined) {
       const at = this.#waiting.findIndex((entry) => entry.transaction === broken);
       if (at >= 0) this.#waiting.splice(at, 1);
@@ -277,11 +280,10 @@ export class ClientConnection {
   #advance(): void {
     if (this.#active !== undefined && !(this.#activeRequestEnded && this.#activeResponseEnded)) return;
     this.#active = undefined;
-    if ((this.#closeAfter || !this.#activeKeepAlive) && this.#pendingError === undefined) {
-      this.socket.end();
-      return;
-    }
-    if (this.#host.draining && this.#waiting.length === 0) {
+    // A parse error still to answer keeps the connection until its answer (then it closes).
+    // Draining: the answer said `Connection: close`, so pipelined requests behind it are not served.
+    const closing = this.#closeAfter || !this.#activeKeepAlive || this.#host.draining;
+    if (closing && this.#pendingError === undefined) {
       this.socket.end();
       return;
     }
