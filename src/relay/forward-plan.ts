@@ -7,7 +7,7 @@ import type { RequestHead } from "./request-head.js";
 /** Why a request cannot be forwarded: the status, the fixed reason the client sees, and the detail the log gets. */
 export interface Refusal {
   readonly kind: "refuse";
-  readonly status: 400 | 417;
+  readonly status: 400 | 417 | 501;
   readonly reason: string;
   readonly detail: string;
 }
@@ -42,6 +42,14 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     if (request.method === "CONNECT") return refuse(400, "CONNECT is not supported", "CONNECT is not a reverse proxy's to serve");
     upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
   }
+  // llhttp accepts any codings before a final chunked; we re-chunk and drop the header, so an
+  // app would take gzip-coded bytes for the body. Only plain chunked is relayed (RFC 9112 §6.1: 501).
+  const transferEncoding = request.header("transfer-encoding");
+  if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== "chunked") {
+    return transferEncoding.trim() === ""
+      ? refuse(400, "bad request framing", "an empty Transfer-Encoding")
+      : refuse(501, "transfer coding not supported", `Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
+  }
   const expectation = request.header("expect");
   if (expectation !== undefined && expectation.toLowerCase() !== "100-continue") {
     return refuse(417, "expectation failed", `unsupported expectation ${JSON.stringify(expectation)}`);
@@ -56,6 +64,6 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
   return { kind: "forward", head, upgrade, expectsContinue: expectation !== undefined && request.versionMinor >= 1 };
 }
 
-function refuse(status: 400 | 417, reason: string, detail: string): Refusal {
+function refuse(status: 400 | 417 | 501, reason: string, detail: string): Refusal {
   return { kind: "refuse", status, reason, detail };
 }

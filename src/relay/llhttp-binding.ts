@@ -10,6 +10,7 @@ export const MAX_HEAD_BYTES = 16 * 1024;
 
 /** What kOnHeadersComplete reports, with the headers and target of a long head reassembled. */
 export interface ParsedHead {
+  readonly versionMajor: number;
   readonly versionMinor: number;
   /** Flat `[name, value, ...]`, names as sent. */
   readonly headers: string[];
@@ -67,7 +68,7 @@ export class HttpParser {
       this.#pendingUrl += url;
     };
     parser[HTTPParser.kOnHeadersComplete] = (
-      _versionMajor: number,
+      versionMajor: number,
       versionMinor: number,
       headers: string[] | undefined,
       method: number | undefined,
@@ -86,6 +87,7 @@ export class HttpParser {
         this.#pendingUrl = "";
       }
       return handler.onHead({
+        versionMajor,
         versionMinor,
         headers: allHeaders,
         method: method === undefined ? "" : (methods[method] ?? ""),

@@ -29,9 +29,14 @@ export interface RelayServerParts {
 
 const EMPTY = Buffer.alloc(0);
 
-function refuseWithoutHost(_request: RequestHead, writer: ResponseWriter, connection: ClientConnection): void {
+function refuseHost(_request: RequestHead, writer: ResponseWriter, connection: ClientConnection): void {
   connection.closeAfterAnswer();
   writer.send(400, ["content-length", "0"], EMPTY);
+}
+
+function refuseVersion(_request: RequestHead, writer: ResponseWriter, connection: ClientConnection): void {
+  connection.closeAfterAnswer();
+  writer.send(505, ["content-length", "0"], EMPTY);
 }
 
 /** What the shutdown needs of the listener. */
@@ -71,8 +76,12 @@ export class RelayServer implements ConnectionHost, Listener {
 
   transactionFor(request: RequestHead, connection: ClientConnection): Transaction {
     const { health, context } = this.#parts;
-    // node:http's rule (requireHostHeader): an HTTP/1.1 request must name its Host.
-    if (request.versionMinor === 1 && request.header("host") === undefined) return new LocalAnswer(connection, request, refuseWithoutHost);
+    // Only HTTP/1.x is relayed: llhttp reads 0.9 and 2.0 request lines, which must not go upstream as 1.1.
+    if (request.versionMajor !== 1) return new LocalAnswer(connection, request, refuseVersion);
+    // RFC 9112 §3.2: an HTTP/1.1 request names its Host exactly once (node:http's requireHostHeader
+    // covers the missing one); with two, the app and we could disagree on which is meant.
+    const hosts = request.count("host");
+    if (hosts > 1 || (hosts === 0 && request.versionMinor === 1)) return new LocalAnswer(connection, request, refuseHost);
     const healthPath = matchHealthPath(request.method, request.url);
     if (healthPath === "liveness") return new LocalAnswer(connection, request, (_request, writer) => health.liveness(writer));
     if (healthPath === "readiness") return new LocalAnswer(connection, request, (own, writer) => health.readiness(own, writer));

@@ -6,6 +6,7 @@ import type { ParsedHead } from "./llhttp-binding.js";
 export class RequestHead implements RequestView {
   readonly method: string;
   readonly url: string;
+  readonly versionMajor: number;
   readonly versionMinor: number;
   /** Flat `[name, value, ...]`, names as the client sent them. */
   readonly headers: readonly string[];
@@ -17,10 +18,21 @@ export class RequestHead implements RequestView {
   constructor(head: ParsedHead) {
     this.method = head.method;
     this.url = head.url;
+    this.versionMajor = head.versionMajor;
     this.versionMinor = head.versionMinor;
     this.headers = head.headers;
     this.keepAlive = head.keepAlive;
     this.upgrade = head.upgrade;
+  }
+
+  /** How many lines of a header (`lowerName` in lower case) the request has. */
+  count(lowerName: string): number {
+    let count = 0;
+    for (let index = 0; index < this.headers.length; index += 2) {
+      const name = this.headers[index]!;
+      if (name.length === lowerName.length && name.toLowerCase() === lowerName) count++;
+    }
+    return count;
   }
 
   /** The first value of a header (`lowerName` in lower case), or undefined. */
