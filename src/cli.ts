@@ -1,50 +1,11 @@
 // The command line: commander 14 options (CONTRACT §1) -> a validated Config, or an exit with code 2.
 import { Command, CommanderError, Option } from "commander";
-import type { Level } from "pino";
+import type { Config } from "./config/config.js";
 import { formatDuration } from "./config/duration.js";
-import type { ListenAddress } from "./config/listen-address.js";
 import { flagName, LIMITER_OPTIONS, OPTIONS, type OptionFields, type OptionSpec } from "./config/option-table.js";
 import { parseSwitchOption } from "./config/option-values.js";
-import type { Upstream } from "./config/upstream-url.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "./errors.js";
 import { versionLine } from "./version.js";
-
-/** Everything the daemon needs, validated. Each field but `appCommand` has one row in src/config/option-table.ts. */
-export interface Config {
-  readonly listen: ListenAddress;
-  readonly upstream: Upstream;
-  /** Ascending and unique, at most 16. */
-  readonly requiredPorts: readonly number[];
-  readonly cacheTtlMs: number;
-  readonly procRoot: string;
-  readonly responseHeaderTimeoutMs: number;
-  readonly shutdownDelayMs: number;
-  readonly shutdownTimeoutMs: number;
-  readonly logLevel: Level;
-  /** Operator pages that replace the embedded ones (`502.html`, ...); undefined for none. */
-  readonly errorPagesDir: string | undefined;
-  /** Serve the branded page instead of an upstream 5xx body, to browser navigations only. */
-  readonly interceptUpstreamErrors: boolean;
-  /** Entrypoint form: the app's command and arguments (after `--`); empty in the sidecar form. */
-  readonly appCommand: readonly string[];
-  /** After the app's stop signal, how long before SIGKILL. */
-  readonly appStopTimeoutMs: number;
-  /** The app's own health path, also required to answer 200-399 (CONTRACT §3b); undefined for none. */
-  readonly upstreamHealthPath: string | undefined;
-  readonly upstreamHealthTimeoutMs: number;
-  /** A check failing this long is named in one warn line per failing episode. */
-  readonly warnAfterMs: number;
-  /** Where Prometheus /metrics is served; undefined: metrics off. */
-  readonly metricsListen: ListenAddress | undefined;
-  /** At most this many proxied requests in flight to the app (CONTRACT §10); 0: no limit, the limiter is off. */
-  readonly maxConcurrency: number;
-  /** How many requests may wait for a slot (0: none wait); 10 × maxConcurrency unless given; 0 when the limiter is off. */
-  readonly maxQueue: number;
-  /** The longest a request waits in the queue (only used when the limiter is on). */
-  readonly queueTimeoutMs: number;
-  /** One `request` log line per finished proxied request (CONTRACT §11). */
-  readonly accessLog: boolean;
-}
 
 /** What the command line asks for: run with a config, or exit (help, version, usage error). */
 export type CommandLine = { readonly action: "run"; readonly config: Config } | { readonly action: "exit"; readonly exitCode: number };

@@ -2,7 +2,7 @@
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { AppProcess } from "./app/app-process.js";
-import type { Config } from "./cli.js";
+import type { Config } from "./config/config.js";
 import { describeConfig } from "./cli.js";
 import { formatListenAddress } from "./config/listen-address.js";
 import { loadErrorPages } from "./http/error-pages.js";

@@ -2,7 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
-import { parseCommandLine, type Config } from "../src/cli.js";
+import { parseCommandLine } from "../src/cli.js";
+import type { Config } from "../src/config/config.js";
 import { VERSION, versionLine } from "../src/version.js";
 
 function run(argv: string[], env: NodeJS.ProcessEnv = {}) {

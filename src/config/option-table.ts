@@ -1,5 +1,5 @@
 // Every command-line option declared once (CONTRACT §1, §10, §11): flag, env variable, default, help and parser; cli.ts derives registration, env handling and validation from it.
-import type { Config } from "../cli.js";
+import type { Config } from "./config.js";
 import { usageError } from "../errors.js";
 import { LOG_LEVELS } from "../logger.js";
 import { parseListenAddress } from "./listen-address.js";

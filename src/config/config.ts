@@ -1,0 +1,41 @@
+// The validated configuration every part of the daemon reads: what the command line (src/cli.ts, from src/config/option-table.ts) produces.
+import type { Level } from "pino";
+import type { ListenAddress } from "./listen-address.js";
+import type { Upstream } from "./upstream-url.js";
+
+/** Everything the daemon needs, validated. Each field but `appCommand` has one row in src/config/option-table.ts. */
+export interface Config {
+  readonly listen: ListenAddress;
+  readonly upstream: Upstream;
+  /** Ascending and unique, at most 16. */
+  readonly requiredPorts: readonly number[];
+  readonly cacheTtlMs: number;
+  readonly procRoot: string;
+  readonly responseHeaderTimeoutMs: number;
+  readonly shutdownDelayMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly logLevel: Level;
+  /** Operator pages that replace the embedded ones (`502.html`, ...); undefined for none. */
+  readonly errorPagesDir: string | undefined;
+  /** Serve the branded page instead of an upstream 5xx body, to browser navigations only. */
+  readonly interceptUpstreamErrors: boolean;
+  /** Entrypoint form: the app's command and arguments (after `--`); empty in the sidecar form. */
+  readonly appCommand: readonly string[];
+  /** After the app's stop signal, how long before SIGKILL. */
+  readonly appStopTimeoutMs: number;
+  /** The app's own health path, also required to answer 200-399 (CONTRACT §3b); undefined for none. */
+  readonly upstreamHealthPath: string | undefined;
+  readonly upstreamHealthTimeoutMs: number;
+  /** A check failing this long is named in one warn line per failing episode. */
+  readonly warnAfterMs: number;
+  /** Where Prometheus /metrics is served; undefined: metrics off. */
+  readonly metricsListen: ListenAddress | undefined;
+  /** At most this many proxied requests in flight to the app (CONTRACT §10); 0: no limit, the limiter is off. */
+  readonly maxConcurrency: number;
+  /** How many requests may wait for a slot (0: none wait); 10 × maxConcurrency unless given; 0 when the limiter is off. */
+  readonly maxQueue: number;
+  /** The longest a request waits in the queue (only used when the limiter is on). */
+  readonly queueTimeoutMs: number;
+  /** One `request` log line per finished proxied request (CONTRACT §11). */
+  readonly accessLog: boolean;
+}
