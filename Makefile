@@ -82,8 +82,9 @@ $(BUNDLE): $(SOURCES) Makefile node_modules/.installed
 
 # The single executable: a runtime, stripped before injection (stripping after it breaks the
 # binary), with the bundle and the error page template as a SEA blob. sea-config.json
-# also caps V8's young generation (--max-semi-space-size=4): after a load run RssAnon stayed
-# near 56 MB instead of 72-100 MB, with no CPU difference measurable in an interleaved A/B.
+# also caps V8's young generation (--max-semi-space-size=2): with the relay, RssAnon after the
+# bench load was 24.3-28.3 MB (median 24.6) against 26.2-30.9 (median 28.8) with 4, and CPU per
+# request the same within the noise (48.0 against 48.6 µs median), three interleaved runs each.
 # No --expose-gc (src/http/stream-garbage.ts gets gc() at run time instead): V8 flags that change
 # its flag hash make it reject the code cache Node ships for its own built-in modules, ~20 ms of
 # every start. (The semi-space cap does not; measured.)
