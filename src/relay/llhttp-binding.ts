@@ -142,12 +142,18 @@ export class HttpParser {
   }
 
   /**
-   * Releases the native parser (it is not garbage-collected by itself). Call it from a socket's
-   * `close` handler, never from inside one of this parser's own callbacks.
+   * Releases the native parser (it is not garbage-collected by itself), on the next turn of the
+   * event loop, as node:http does (closeParserInstance): a consumed parser calls back from inside
+   * its own native read, and deleting it there was a use-after-free (SIGSEGV, seen once in the
+   * upgrade tests when a 101's read handed the socket to a tunnel).
    */
   close(): void {
-    this.#parser.close();
+    setImmediate(closeParser, this.#parser);
   }
+}
+
+function closeParser(parser: HTTPParser): void {
+  parser.close();
 }
 
 function parseResult(result: number | Error): number | ParseError {
