@@ -193,10 +193,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
       client.closeAfterAnswer();
     }
     this.#responseStarted = true;
-    // Head, the body bytes of the same read and, for a small answer, its end: one writev when
-    // this tick ends (a syscall per response saved); a stream's first event still leaves at once.
-    client.socket.cork();
-    process.nextTick(uncork, client.socket);
+    this.#upstream?.corkClientUntilReadEnds(client.socket);
     client.write(relayedResponseHead(status, head.statusMessage, head.headers, facts, this.#responseFraming, client.keepAlive));
     return method === "HEAD" ? BODY.skip : BODY.parse;
   }
@@ -350,10 +347,6 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#client.resumeForBody();
     this.#client.responseEnded(this);
   }
-}
-
-function uncork(socket: Socket): void {
-  socket.uncork();
 }
 
 /** The first value of a header in a flat list. */

@@ -58,6 +58,8 @@ export class UpstreamConnection {
    */
   #headTimer: NodeJS.Timeout | undefined;
   #awaitingHead = false;
+  /** A client socket corked while this read is parsed (see corkClientUntilReadEnds). */
+  #corkedClient: Socket | undefined;
   /** Set by the pool: when this connection went idle (coarse clock), or -1 while in use. */
   idleSince = -1;
   /** Called when the socket is gone, so the pool can forget it. */
@@ -126,6 +128,25 @@ export class UpstreamConnection {
     return this.socket.write(data, "latin1");
   }
 
+  /**
+   * Holds `client`'s writes until this read of the app's answer has been parsed: the head, the
+   * body bytes of the same read and, for a small answer, its end leave in one writev (a syscall
+   * per response saved), and a stream's first event still leaves at once, with no timer or tick.
+   */
+  corkClientUntilReadEnds(client: Socket): void {
+    if (this.#corkedClient === client) return;
+    this.#uncorkClient();
+    client.cork();
+    this.#corkedClient = client;
+  }
+
+  #uncorkClient(): void {
+    const client = this.#corkedClient;
+    if (client === undefined) return;
+    this.#corkedClient = undefined;
+    client.uncork();
+  }
+
   /** The request is all sent: its answer's head must come within `ms` (the same for every request), else the owner fails with HEAD_TIMEOUT_CODE. */
   awaitHead(ms: number): void {
     this.#awaitingHead = true;
@@ -162,6 +183,7 @@ export class UpstreamConnection {
       result = this.#parser.execute(data);
     } catch (error) {
       // A defect of ours in a callback costs this exchange (a 502 or a cut answer), never the process.
+      this.#uncorkClient();
       this.#fail(new UpstreamFailure("ERR_RELAY_INTERNAL", error instanceof Error ? (error.stack ?? error.message) : String(error)));
       return;
     }
@@ -169,6 +191,7 @@ export class UpstreamConnection {
   }
 
   #afterRead(result: number | ParseError, read: () => Buffer): void {
+    this.#uncorkClient();
     if (isParseError(result)) {
       this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
       return;
