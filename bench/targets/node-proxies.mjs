@@ -1,4 +1,4 @@
-// Starts the Node proxies under comparison (node-http-proxy, reply-from, readiness-proxy without and with metrics) in front of one upstream.
+// Starts the Node proxies under comparison (node-http-proxy, reply-from, readiness-proxy plain and with options) in front of one upstream.
 import { startListening, stop } from "../lib/processes.mjs";
 
 /** node-http-proxy with a keep-alive agent, on the runtime the binary embeds. */
@@ -11,10 +11,15 @@ export function startReplyFrom({ runtime, here, port, upstreamUrl }) {
   return startListening([runtime, `${here}/targets/reply-from-server.mjs`, String(port), upstreamUrl], port);
 }
 
-/** The binary; with `metricsPort`, also `--metrics-listen` there. */
-export function startReadinessProxy({ binary, port, upstreamUrl, metricsPort }) {
+/**
+ * The binary; with `metricsPort`, also `--metrics-listen` there; `flags` are added as given.
+ * `logLevel` is warn unless said (the access log is written at info); `stdout` a file descriptor
+ * (its output is thrown away by default).
+ */
+export function startReadinessProxy({ binary, port, upstreamUrl, metricsPort, flags = [], logLevel = "warn", stdout }) {
   const metrics = metricsPort === undefined ? [] : ["--metrics-listen", `127.0.0.1:${metricsPort}`];
-  return startListening([binary, "--listen", `127.0.0.1:${port}`, "--upstream", upstreamUrl, "--log-level", "warn", ...metrics], port);
+  const argv = [binary, "--listen", `127.0.0.1:${port}`, "--upstream", upstreamUrl, "--log-level", logLevel, ...metrics, ...flags];
+  return startListening(argv, port, stdout === undefined ? undefined : { stdout });
 }
 
 /**
