@@ -1,5 +1,6 @@
 // Warn lines for proxy-made errors, throttled per kind: the first at once, then one summary per interval with how many were held back.
 import type { Logger } from "pino";
+import { withoutQuery } from "../access-log/access-log.js";
 import { errorCode } from "../errors.js";
 
 /** Schedules `run` after `ms`; returns nothing to cancel: a window always ends. Tests pass a manual one. */
@@ -35,7 +36,7 @@ export class ProxyErrorLog {
 
   /** A proxy-made error response (502, 504, 400): the request id the client sees is what the operator searches for. */
   proxyError(request: { readonly method: string; readonly url: string }, requestId: string, status: number, error: Error, reason: string): void {
-    this.warn(reason, { requestId, status, method: request.method, url: request.url, code: errorCode(error), err: error.message });
+    this.warn(reason, { requestId, status, method: request.method, url: withoutQuery(request.url), code: errorCode(error), err: error.message });
   }
 
   /** Any other per-request warning that an outage multiplies. */

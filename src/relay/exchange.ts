@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import { wantsHtml, type ErrorDetails } from "../http/error-response.js";
 import { upstreamErrorReason } from "../http/proxy-observer.js";
 import type { ResponseWriter } from "../http/response-writer.js";
+import { withoutQuery } from "../access-log/access-log.js";
 import type { AdmissionWaiter, QueuedRequest } from "../overload/concurrency-limiter.js";
 import type { ClientConnection, Transaction } from "./client-connection.js";
 import type { RequestBodyFraming } from "./forwarded-request-head.js";
@@ -21,6 +22,8 @@ const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 /** The 101 handshake's own hop-by-hop headers, which pass with it. */
 const UPGRADE_HEADERS = ["upgrade", "connection"];
+/** How much request body is held while queued or connecting before reading stops. */
+const HELD_BODY_BYTES = 64 * 1024;
 /** CONTRACT §10: the limiter's 503 says why and when to come back. */
 const OVERLOADED: ErrorDetails = { message: "overloaded", headers: ["retry-after", "1"] };
 
@@ -37,6 +40,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   #expectsContinue = false;
   /** Request body that came before the upstream connection was ready. */
   #pendingBody: Buffer[] | undefined;
+  #pendingBytes = 0;
   #upgrade: "websocket" | "other" | undefined;
   #requestEnded = false;
   /** The whole request (head, body, last chunk) has been written upstream. */
@@ -99,7 +103,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
     this.#record.refused(waitedMs);
     const requestId = this.#record.requestId;
-    this.#context.errorLog.warn("overloaded", { reason, requestId, method: this.#request.method, url: this.#request.url, queueMs: waitedMs });
+    this.#context.errorLog.warn("overloaded", { reason, requestId, method: this.#request.method, url: withoutQuery(this.#request.url), queueMs: waitedMs });
     this.#finishWithPage(503, requestId, OVERLOADED);
   }
 
@@ -132,9 +136,11 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     if (this.#done || this.#responseStarted) return; // answered already (an early 413): the rest is discarded
     const upstream = this.#upstream;
     if (upstream === undefined || !upstream.connected) {
-      // Queued or connecting: at most one read is held, then reading stops.
+      // Queued or connecting: up to 64 KiB is held and reading goes on, so a client that leaves
+      // the queue is seen (a typical API body fits whole); past it reading stops until sent.
       (this.#pendingBody ??= []).push(chunk);
-      this.#client.pauseForBody();
+      this.#pendingBytes += chunk.length;
+      if (this.#pendingBytes > HELD_BODY_BYTES) this.#client.pauseForBody();
       return;
     }
     if (!this.#writeBody(upstream, chunk)) this.#client.pauseForBody();
@@ -250,7 +256,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     if (this.#interceptedStatus !== 0) {
       const requestId = this.#record.requestId;
       // The page shows the request id; this line is where the operator finds it.
-      this.#context.errorLog.warn("upstream error replaced by the error page", { requestId, status: this.#interceptedStatus, method: this.#request.method, url: this.#request.url });
+      this.#context.errorLog.warn("upstream error replaced by the error page", { requestId, status: this.#interceptedStatus, method: this.#request.method, url: withoutQuery(this.#request.url) });
       this.#finishWithPage(this.#interceptedStatus, requestId);
       return;
     }
@@ -283,7 +289,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
       return;
     }
     // Mid-body: end the client's response abruptly so it can never look complete.
-    this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url, code: failure.code, err: failure.message });
+    this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: withoutQuery(this.#request.url), code: failure.code, err: failure.message });
     this.#done = true;
     this.#record.finished(false);
     this.#client.destroy();
@@ -292,14 +298,18 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   onClientGone(): void {
     if (this.#done) return;
     this.#done = true;
-    // Queued: it leaves the queue, and the app never sees it.
-    this.#queued?.cancel();
-    this.#queued = undefined;
+    // Queued: it leaves the queue, and the app never sees it; its line says how long it waited.
+    const queued = this.#queued;
+    if (queued !== undefined) {
+      queued.cancel();
+      this.#queued = undefined;
+      this.#record.refused(performance.now() - queued.enqueuedAt);
+    }
     const upstream = this.#upstream;
     this.#upstream = undefined;
     upstream?.destroy();
     this.#record.finished(true);
-    this.#context.log.debug({ method: this.#request.method, url: this.#request.url }, "client went away");
+    this.#context.log.debug({ method: this.#request.method, url: withoutQuery(this.#request.url) }, "client went away");
   }
 
   /**
