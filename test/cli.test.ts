@@ -245,6 +245,9 @@ t.test("overload and access-log usage errors: exit 2, one line naming the input 
     [[], { READINESS_PROXY_MAX_CONCURRENCY: "four" }, integer("four")],
     [["--max-concurrency", "4", "--max-queue", "1000001"], {}, 'error: --max-queue: expected an integer 0..1000000, got "1000001"'],
     [["--max-concurrency", "4", "--max-queue", "-5"], {}, 'error: --max-queue: expected an integer 0..1000000, got "-5"'],
+    [["--max-concurrency", "4", "--max-queue", "ten"], {}, 'error: --max-queue: expected an integer 0..1000000, got "ten"'],
+    [[], { READINESS_PROXY_MAX_CONCURRENCY: "4", READINESS_PROXY_MAX_QUEUE: "1.5" }, 'error: --max-queue: expected an integer 0..1000000, got "1.5"'],
+    [[], { READINESS_PROXY_MAX_CONCURRENCY: "4", READINESS_PROXY_QUEUE_TIMEOUT: "soon" }, 'error: --queue-timeout: expected a duration like 500ms, 1s or 1m30s, got "soon"'],
     [["--max-queue", "10"], {}, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
     [["--max-concurrency", "0", "--max-queue", "10"], {}, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
     [["--queue-timeout", "5s"], {}, 'error: --queue-timeout: expected only with --max-concurrency 1..65535, got "5s"'],
@@ -257,6 +260,7 @@ t.test("overload and access-log usage errors: exit 2, one line naming the input 
     [[], { READINESS_PROXY_ACCESS_LOG: "TRUE" }, 'error: READINESS_PROXY_ACCESS_LOG: expected 1, true, 0 or false, got "TRUE"'],
     [["--access-log", "1"], {}, "error: too many arguments. Expected 0 arguments but got 1."],
     [["--max-concurrency"], {}, "error: option '--max-concurrency <n>' argument missing"],
+    [["--max-concurrency", "4", "--max-queue"], {}, "error: option '--max-queue <n>' argument missing"],
   ];
   for (const [argv, env, message] of cases) {
     const { result, err } = run(argv, env);

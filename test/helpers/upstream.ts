@@ -1,5 +1,5 @@
 // A real upstream for proxy tests: node:http on 127.0.0.1:0, with a per-test handler and a record of what arrived.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Test } from "tap";
 
@@ -40,12 +40,7 @@ export async function startUpstream(t: Test): Promise<TestUpstream> {
       handler(req, res, body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  t.teardown(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  const port = await serveOnLoopback(t, server);
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -58,4 +53,14 @@ export async function startUpstream(t: Test): Promise<TestUpstream> {
       rawHandler = next;
     },
   };
+}
+
+/** Listens on 127.0.0.1:0 until `t` ends (then every connection is closed); resolves with the port. */
+export async function serveOnLoopback(t: Test, server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return (server.address() as AddressInfo).port;
 }
