@@ -1,4 +1,4 @@
-// Parses --listen's "[host]:port" into what node:http's listen() takes.
+// Parses --listen's "[host]:port" into what a net server's listen() takes.
 
 /** Where the server listens. `host` undefined means every IPv4 and IPv6 address. */
 export interface ListenAddress {

@@ -1,4 +1,4 @@
-// Parses --upstream into the origin undici connects to and the path prefix kept in front of every request.
+// Parses --upstream into the origin the relay connects to (and the health probe asks) and the path prefix kept in front of every request.
 
 export interface Upstream {
   /** `http://host:port`, what the connection pool is made for. */

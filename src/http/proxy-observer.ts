@@ -31,7 +31,7 @@ export const NO_PROXY_OBSERVER: ProxyObserver = {
   tunnelClosed: ignore,
 };
 
-/** The metrics reason of a Node or undici error code. */
+/** The metrics reason of an upstream failure's code (a Node errno, an llhttp HPE_* code, or the head timeout's). */
 export function upstreamErrorReason(code: string | undefined): UpstreamErrorReason {
   switch (code) {
     case "ECONNREFUSED":

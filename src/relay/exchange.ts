@@ -112,6 +112,8 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this);
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
+    // A connect that hangs (a black-holed address) counts against the head's deadline too.
+    else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
   }
 
   onConnected(): void {

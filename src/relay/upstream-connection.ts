@@ -94,6 +94,8 @@ export class UpstreamConnection {
     });
     this.socket.on("connect", () => {
       this.#connected = true;
+      // The connect's deadline is met; the head's starts when the request has been sent.
+      this.#awaitingHead = false;
       this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
       this.#owner?.onConnected();
     });
