@@ -70,6 +70,8 @@ export class ClientConnection {
   /** An upgrade request was parsed: what follows its head belongs to the tunnel. */
   #upgradeRest: Buffer[] | undefined;
   #detached = false;
+  /** The connection's end was written: nothing more is started on it. */
+  #ending = false;
   /** The parser reads the socket's handle itself (see HttpParser.consume). */
   readonly #consumed: boolean;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
@@ -261,7 +263,8 @@ export class ClientConnection {
   }
 
   #startNext(): void {
-    while (this.#active === undefined) {
+    // An answer that ended the connection ends it for everything pipelined behind it too.
+    while (this.#active === undefined && !this.#ending) {
       const next = this.#waiting.shift();
       if (next === undefined) {
         if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
@@ -284,6 +287,7 @@ export class ClientConnection {
     // Draining: the answer said `Connection: close`, so pipelined requests behind it are not served.
     const closing = this.#closeAfter || !this.#activeKeepAlive || this.#host.draining;
     if (closing && this.#pendingError === undefined) {
+      this.#ending = true;
       this.socket.end();
       return;
     }
