@@ -53,7 +53,7 @@ export async function startRecordingUpstream(t: Test): Promise<RecordingUpstream
   let connections = 0;
   let opened = 0;
   const connectionOf = new WeakMap<object, number>();
-  /** Per open socket: whether it owes us the end of a request (true from its accept to its first request's end). */
+  /** Per open socket: whether it owes us the end of a request (from its accept to a request's end, and again from the next head on). */
   const waiting = new Map<Socket, boolean>();
   const parseErrors: string[] = [];
   const parser = createHttpServer({ maxHeaderSize: 64 * 1024, requireHostHeader: false }, (req: IncomingMessage, res) => {
