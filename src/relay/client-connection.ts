@@ -246,7 +246,6 @@ export class ClientConnection {
     // The request being read is cut: if it was already forwarded, its exchange fails with it.
     const broken = this.#parsing;
     this.#parsing = undefined;
-    this.#closeAfter = true;
     // Nothing after a parse error is read: the connection ends with its answer.
     this.#pause(PAUSED_FOR_ERROR);
     if (broken !== undefined) {
@@ -281,18 +280,30 @@ export class ClientConnection {
 
   /** Moves on once the active transaction's request and response have both ended. */
   #advance(): void {
-    if (this.#active !== undefined && !(this.#activeRequestEnded && this.#activeResponseEnded)) return;
-    this.#active = undefined;
-    // A parse error still to answer keeps the connection until its answer (then it closes).
-    // Draining: the answer said `Connection: close`, so pipelined requests behind it are not served.
+    // Draining: the answer said `Connection: close`, so pipelined requests behind it are not
+    // served, nor is a parse error behind them answered. Otherwise the requests before a parse
+    // error are served, then its answer ends the connection.
     const closing = this.#closeAfter || !this.#activeKeepAlive || this.#host.draining;
-    if (closing && this.#pendingError === undefined) {
-      this.#ending = true;
-      this.socket.end();
+    if (this.#active !== undefined && !(this.#activeRequestEnded && this.#activeResponseEnded)) {
+      // Answered before its body ended (a refusal, an early 413): a connection that closes anyway
+      // gets our end now, as node:http does, not after a body that may never come; what still
+      // arrives is read and dropped until the client closes (closing with it unread would reset).
+      if (closing && this.#activeResponseEnded) this.#end();
+      return;
+    }
+    this.#active = undefined;
+    if (closing) {
+      this.#end();
       return;
     }
     this.idleSince = this.#host.now;
     this.#startNext();
+  }
+
+  #end(): void {
+    if (this.#ending) return;
+    this.#ending = true;
+    this.socket.end();
   }
 
   /** node:http's answers to what its parser refused: 400, 431 for a head too large, 413 for chunk extensions. */

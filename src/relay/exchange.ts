@@ -333,7 +333,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   #failBeforeHead(status: number, error: Error, reason: string): void {
     const requestId = this.#record.requestId;
     this.#context.errorLog.proxyError(this.#request, requestId, status, error, reason);
-    if (status === 400 || status === 417 || status === 501) {
+    if (status === 400 || status === 501) {
       // The client's request cannot be forwarded: no branded page, and the connection is not reused.
       const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
       this.#client.closeAfterAnswer();

@@ -1,4 +1,4 @@
-// Decides what becomes of a request before anything is sent: forwarded (with its head built once), answered by the proxy, or refused with a 400 or 417.
+// Decides what becomes of a request before anything is sent: forwarded (with its head built once), answered by the proxy, or refused with a 400 or 501.
 import { parseAbsoluteTarget } from "../http/request-target.js";
 import { clientAddressOf, forwardedRequestHead, type ForwardedHead } from "./forwarded-request-head.js";
 import type { RelayContext } from "./relay-context.js";
@@ -7,7 +7,7 @@ import type { RequestHead } from "./request-head.js";
 /** Why a request cannot be forwarded: the status, the fixed reason the client sees, and the detail the log gets. */
 export interface Refusal {
   readonly kind: "refuse";
-  readonly status: 400 | 417 | 501;
+  readonly status: 400 | 501;
   readonly reason: string;
   readonly detail: string;
 }
@@ -50,10 +50,8 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
       ? refuse(400, "bad request framing", "an empty Transfer-Encoding")
       : refuse(501, "transfer coding not supported", `Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
   }
-  const expectation = request.header("expect");
-  if (expectation !== undefined && expectation.toLowerCase() !== "100-continue") {
-    return refuse(417, "expectation failed", `unsupported expectation ${JSON.stringify(expectation)}`);
-  }
+  // Any other expectation than 100-continue was answered 417 before (relay-server.ts).
+  const expectation = request.versionMinor === 1 ? request.joined("expect") : undefined;
   const head = forwardedRequestHead(request, {
     target,
     hostOverride,
@@ -61,9 +59,9 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     upstreamHost: context.upstreamHost,
     upgrade,
   });
-  return { kind: "forward", head, upgrade, expectsContinue: expectation !== undefined && request.versionMinor >= 1 };
+  return { kind: "forward", head, upgrade, expectsContinue: expectation !== undefined };
 }
 
-function refuse(status: 400 | 417 | 501, reason: string, detail: string): Refusal {
+function refuse(status: 400 | 501, reason: string, detail: string): Refusal {
   return { kind: "refuse", status, reason, detail };
 }

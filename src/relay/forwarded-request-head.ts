@@ -36,9 +36,12 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   let forwardedProto: string | undefined;
   let forwardedHost: string | undefined;
   let host: string | undefined;
+  /** The Host the client sent, whatever becomes of it: X-Forwarded-Host tells the app. */
+  let clientHost: string | undefined;
   let framing: RequestBodyFraming = "none";
+  let contentLength: string | undefined;
   // Connection first: the names it lists are hop-by-hop too, wherever they stand.
-  const connection = request.header("connection");
+  const connection = request.joined("connection");
   if (connection !== undefined) listed = connectionListedNames([connection]);
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index]!;
@@ -46,12 +49,19 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
     switch (name.length) {
       case 4:
         if (name.toLowerCase() === "host") {
+          clientHost ??= value;
+          // A Host the client's Connection lists is hop-by-hop too: the upstream's is sent instead.
+          if (options.hostOverride !== undefined || listed.has("host")) continue;
           host ??= value;
-          if (options.hostOverride !== undefined) continue;
         }
         break;
       case 14:
-        if (name.toLowerCase() === "content-length" && value !== "0") framing = "length";
+        // Restated after the loop: framing is ours to send, even when Connection lists it.
+        if (name.toLowerCase() === "content-length") {
+          contentLength = value;
+          if (value !== "0") framing = "length";
+          continue;
+        }
         break;
       case 17:
         if (name.toLowerCase() === "transfer-encoding") {
@@ -81,13 +91,14 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   }
   if (options.hostOverride !== undefined) text += `host: ${options.hostOverride}\r\n`;
   else if (host === undefined) text += `host: ${options.upstreamHost}\r\n`;
-  const clientHost = options.hostOverride ?? host;
+  const forwardedAs = options.hostOverride ?? clientHost;
   text +=
     `x-forwarded-for: ${forwardedFor === undefined ? options.clientAddress : `${forwardedFor}, ${options.clientAddress}`}\r\n` +
     `x-forwarded-proto: ${forwardedProto === undefined ? "http" : `${forwardedProto}, http`}\r\n`;
-  if (clientHost !== undefined) text += `x-forwarded-host: ${forwardedHost === undefined ? clientHost : `${forwardedHost}, ${clientHost}`}\r\n`;
+  if (forwardedAs !== undefined) text += `x-forwarded-host: ${forwardedHost === undefined ? forwardedAs : `${forwardedHost}, ${forwardedAs}`}\r\n`;
   else if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
   if (framing === "chunked") text += "transfer-encoding: chunked\r\n";
+  else if (contentLength !== undefined) text += `content-length: ${contentLength}\r\n`;
   if (options.upgrade === "websocket") text += "connection: Upgrade\r\nupgrade: websocket\r\n";
   else if (options.upgrade === "other") text += "connection: close\r\n";
   return { text: `${text}\r\n`, framing };

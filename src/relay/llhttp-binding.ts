@@ -78,12 +78,15 @@ export class HttpParser {
       upgrade: boolean,
       keepAlive: boolean,
     ): number => {
+      // Each comes whole here, or in pieces before (node:http's parserOnHeadersComplete checks them apart).
       let allHeaders = headers;
       let target = url;
       if (allHeaders === undefined) {
         allHeaders = this.#pendingHeaders;
-        target = this.#pendingUrl;
         this.#pendingHeaders = [];
+      }
+      if (!target) {
+        target = this.#pendingUrl;
         this.#pendingUrl = "";
       }
       return handler.onHead({
@@ -99,7 +102,13 @@ export class HttpParser {
       });
     };
     parser[HTTPParser.kOnBody] = (chunk: Buffer) => handler.onBody(chunk);
-    parser[HTTPParser.kOnMessageComplete] = () => handler.onMessageComplete();
+    parser[HTTPParser.kOnMessageComplete] = () => {
+      // Trailers come through kOnHeaders too: they are not relayed, and must not become the next
+      // head's fields or target (a chunked request's trailer turned the next `GET /` into `GET //`).
+      this.#pendingHeaders = [];
+      this.#pendingUrl = "";
+      handler.onMessageComplete();
+    };
     this.#parser = parser;
   }
 

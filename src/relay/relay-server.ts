@@ -34,6 +34,13 @@ function refuseHost(_request: RequestHead, writer: ResponseWriter, connection: C
   writer.send(400, ["content-length", "0"], EMPTY);
 }
 
+/** node:http's continueExpression. */
+const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i;
+
+function refuseExpectation(_request: RequestHead, writer: ResponseWriter): void {
+  writer.send(417, ["content-length", "0"], EMPTY);
+}
+
 function refuseVersion(_request: RequestHead, writer: ResponseWriter, connection: ClientConnection): void {
   connection.closeAfterAnswer();
   writer.send(505, ["content-length", "0"], EMPTY);
@@ -82,6 +89,13 @@ export class RelayServer implements ConnectionHost, Listener {
     // covers the missing one); with two, the app and we could disagree on which is meant.
     const hosts = request.count("host");
     if (hosts > 1 || (hosts === 0 && request.versionMinor === 1)) return new LocalAnswer(connection, request, refuseHost);
+    // node:http's rule, before anything else is looked at: an HTTP/1.1 expectation other than
+    // 100-continue is a 417 (the connection stays open), for the health paths too; node:http
+    // hands upgrades and CONNECT to their own events, where no expectation is looked at.
+    if (request.versionMinor === 1 && !request.upgrade) {
+      const expectation = request.joined("expect");
+      if (expectation !== undefined && !CONTINUE_EXPECTATION.test(expectation)) return new LocalAnswer(connection, request, refuseExpectation);
+    }
     const healthPath = matchHealthPath(request.method, request.url);
     if (healthPath === "liveness") return new LocalAnswer(connection, request, (_request, writer) => health.liveness(writer));
     if (healthPath === "readiness") return new LocalAnswer(connection, request, (own, writer) => health.readiness(own, writer));

@@ -25,6 +25,16 @@ export class RequestHead implements RequestView {
     this.upgrade = head.upgrade;
   }
 
+  /** Every value of a header joined with ", " (as node:http's `req.headers` joins them), or undefined. */
+  joined(lowerName: string): string | undefined {
+    let joined: string | undefined;
+    for (let index = 0; index < this.headers.length; index += 2) {
+      const name = this.headers[index]!;
+      if (name.length === lowerName.length && name.toLowerCase() === lowerName) joined = joined === undefined ? this.headers[index + 1]! : `${joined}, ${this.headers[index + 1]!}`;
+    }
+    return joined;
+  }
+
   /** How many lines of a header (`lowerName` in lower case) the request has. */
   count(lowerName: string): number {
     let count = 0;

@@ -125,6 +125,8 @@ function walk(verdict: ReferenceVerdict, today: boolean): Expectation {
     }
     // node:http's rules, before any request event: 400 for HTTP/1.1 without Host, 417 for an unknown expectation.
     if (version === "1.1" && headerValues(request, "host").length === 0) return closingAnswer(request, [400], more);
+    // The relay's own rule, stricter than node:http's (RFC 9112 §3.2): two Host lines are a 400.
+    if (!today && headerValues(request, "host").length > 1) return closingAnswer(request, [400], more);
     let target: { url: string; authority: string | undefined } | undefined;
     const answersBefore = expectation.outcomes.length;
     if (request.expectationFailed) answered(request, [417]);
