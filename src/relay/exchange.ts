@@ -10,7 +10,7 @@ import type { RequestBodyFraming } from "./forwarded-request-head.js";
 import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import type { RelayContext } from "./relay-context.js";
-import type { RequestHead } from "./request-head.js";
+import { headerValue, type RequestHead } from "./request-head.js";
 import { RequestRecord } from "./request-record.js";
 import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { openTunnel } from "./tunnel.js";
@@ -359,12 +359,4 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#client.resumeForBody();
     this.#client.responseEnded(this);
   }
-}
-
-/** The first value of a header in a flat list. */
-function headerValue(headers: readonly string[], lowerName: string): string | undefined {
-  for (let index = 0; index < headers.length; index += 2) {
-    if (headers[index]!.toLowerCase() === lowerName) return headers[index + 1];
-  }
-  return undefined;
 }

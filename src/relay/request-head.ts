@@ -47,12 +47,16 @@ export class RequestHead implements RequestView {
 
   /** The first value of a header (`lowerName` in lower case), or undefined. */
   header(lowerName: string): string | undefined {
-    const headers = this.headers;
-    const length = lowerName.length;
-    for (let index = 0; index < headers.length; index += 2) {
-      const name = headers[index]!;
-      if (name.length === length && name.toLowerCase() === lowerName) return headers[index + 1];
-    }
-    return undefined;
+    return headerValue(this.headers, lowerName);
   }
+}
+
+/** The first value of a header in a flat `[name, value, ...]` list (`lowerName` in lower case), or undefined. */
+export function headerValue(headers: readonly string[], lowerName: string): string | undefined {
+  const length = lowerName.length;
+  for (let index = 0; index < headers.length; index += 2) {
+    const name = headers[index]!;
+    if (name.length === length && name.toLowerCase() === lowerName) return headers[index + 1];
+  }
+  return undefined;
 }
