@@ -41,6 +41,8 @@ const PAUSED_FOR_BODY = 1;
 const PAUSED_FOR_PIPELINE = 2;
 const PAUSED_FOR_UPGRADE = 4;
 const PAUSED_FOR_ERROR = 8;
+/** Answers wait for the client to read what was written: reading stops with them. */
+const PAUSED_FOR_CLIENT = 16;
 
 /**
  * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
@@ -72,6 +74,12 @@ export class ClientConnection {
   #detached = false;
   /** The connection's end was written: nothing more is started on it. */
   #ending = false;
+  /**
+   * `#startNext`'s loop is running: an answer that ends inside it (a local answer is written
+   * whole, at once) leaves the next start to the loop instead of recursing, one frame per
+   * pipelined request (100,000 health checks in one write overflowed the stack).
+   */
+  #starting = false;
   /** The parser reads the socket's handle itself (see HttpParser.consume). */
   readonly #consumed: boolean;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
@@ -97,7 +105,7 @@ export class ClientConnection {
     // handle, reads never reach it.
     socket.on("data", (data: Buffer) => this.#onData(data));
     this.#consumed = this.#parser.consume(socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
-    socket.on("drain", () => this.#active?.onClientDrain());
+    socket.on("drain", () => this.#onDrain());
     // A client that half-closes while an answer is owed is gone, as node:http treats it; an idle
     // one gets our end once what was written is out.
     socket.on("end", () => (this.#active === undefined && this.#waiting.length === 0 ? socket.end() : socket.destroy()));
@@ -262,20 +270,44 @@ export class ClientConnection {
   }
 
   #startNext(): void {
-    // An answer that ended the connection ends it for everything pipelined behind it too.
-    while (this.#active === undefined && !this.#ending) {
-      const next = this.#waiting.shift();
-      if (next === undefined) {
-        if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
-        return;
+    if (this.#starting) return;
+    this.#starting = true;
+    try {
+      // An answer that ended the connection ends it for everything pipelined behind it too.
+      while (this.#active === undefined && !this.#ending) {
+        // A client that pipelines without reading gets no more answers until it reads: what
+        // is written for it stays within the socket's high-water mark, not its whole pipeline.
+        if (this.socket.writableNeedDrain) {
+          this.#pause(PAUSED_FOR_CLIENT);
+          return;
+        }
+        const next = this.#waiting.shift();
+        if (next === undefined) {
+          if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
+          return;
+        }
+        this.#active = next.transaction;
+        this.#activeKeepAlive = next.keepAlive;
+        this.#activeRequestEnded = next.ended;
+        this.#activeResponseEnded = false;
+        if (this.#waiting.length === 0) this.#resume(PAUSED_FOR_PIPELINE);
+        next.transaction.start();
       }
-      this.#active = next.transaction;
-      this.#activeKeepAlive = next.keepAlive;
-      this.#activeRequestEnded = next.ended;
-      this.#activeResponseEnded = false;
-      if (this.#waiting.length === 0) this.#resume(PAUSED_FOR_PIPELINE);
-      next.transaction.start();
+    } finally {
+      this.#starting = false;
     }
+  }
+
+  /** The client read what was written: the active answer streams on, or the pipeline moves on. */
+  #onDrain(): void {
+    if (this.#active !== undefined) {
+      this.#active.onClientDrain();
+      return;
+    }
+    if ((this.#paused & PAUSED_FOR_CLIENT) === 0) return;
+    this.#resume(PAUSED_FOR_CLIENT);
+    this.#startNext();
+    if (this.#waiting.length > 0) this.#pause(PAUSED_FOR_PIPELINE);
   }
 
   /** Moves on once the active transaction's request and response have both ended. */
