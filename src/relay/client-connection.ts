@@ -84,7 +84,7 @@ export class ClientConnection {
   readonly #consumed: boolean;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
   headStartedAt = 0;
-  /** When the connection last became idle (coarse clock). */
+  /** When the connection last became idle, or began closing (coarse clock). */
   idleSince: number;
 
   constructor(socket: Socket, host: ConnectionHost) {
@@ -116,6 +116,11 @@ export class ClientConnection {
   /** Nothing in progress: no answer owed and no request begun. */
   get idle(): boolean {
     return this.#active === undefined && this.headStartedAt === 0 && !this.#detached;
+  }
+
+  /** Our end was written and nothing is being answered: only the client's close is awaited. */
+  get closing(): boolean {
+    return this.#ending && this.#active === undefined;
   }
 
   /** Whether the answer now being written may keep the connection open afterwards. */
@@ -335,14 +340,34 @@ export class ClientConnection {
   #end(): void {
     if (this.#ending) return;
     this.#ending = true;
+    this.idleSince = this.#host.now;
     this.socket.end();
   }
 
   /** node:http's answers to what its parser refused: 400, 431 for a head too large, 413 for chunk extensions. */
   #answerParseError(error: ParseError): void {
     this.#pendingError = undefined;
+    this.headStartedAt = 0;
+    this.#ending = true;
+    this.idleSince = this.#host.now;
     const status = ERROR_STATUS[error.code] ?? 400;
-    if (!this.socket.destroyed) this.socket.end(ownResponseHead(status, ["content-length", "0"], false), "latin1");
+    if (this.socket.destroyed) return;
+    this.socket.end(ownResponseHead(status, ["content-length", "0"], false), "latin1");
+    this.#discardInput();
+  }
+
+  /**
+   * After our end on a parse error, what the client still sends is read and dropped: its FIN
+   * must be seen so the connection closes with it (left unread, it lingered until the head
+   * timer and held the drain for 10 s), and closing with bytes unread would reset our answer.
+   */
+  #discardInput(): void {
+    if (this.#consumed) this.#parser.unconsume();
+    this.socket.removeAllListeners("data");
+    this.socket.on("data", () => {});
+    this.#paused = 0;
+    if (this.#consumed) setReading(this.socket, true);
+    else this.socket.resume();
   }
 
   /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */
@@ -352,6 +377,8 @@ export class ClientConnection {
       this.socket.destroy();
       return;
     }
+    this.#ending = true;
+    this.idleSince = this.#host.now;
     this.socket.end(ownResponseHead(408, ["content-length", "0"], false), "latin1");
   }
 

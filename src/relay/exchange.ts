@@ -24,6 +24,8 @@ const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 const UPGRADE_HEADERS = ["upgrade", "connection"];
 /** How much request body is held while queued or connecting before reading stops. */
 const HELD_BODY_BYTES = 64 * 1024;
+/** Interim answers relayed per response at most: an app that sends more is failing (nginx takes 1-2, curl any). */
+const MAX_INTERIM_HEADS = 32;
 /** CONTRACT §10: the limiter's 503 says why and when to come back. */
 const OVERLOADED: ErrorDetails = { message: "overloaded", headers: ["retry-after", "1"] };
 
@@ -48,6 +50,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   #responseFraming: ResponseFraming = "none";
   #responseStarted = false;
   #interceptedStatus = 0;
+  #interimHeads = 0;
   #retried = false;
   #done = false;
 
@@ -179,11 +182,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   onResponseHead(head: ParsedHead): BodyDirective {
     const status = head.statusCode;
     const client = this.#client;
-    if (status < 200 && status !== 101) {
-      // Interim answers (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they come.
-      if (this.#request.versionMinor >= 1) client.write(relayedResponseHead(status, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
-      return BODY.parse;
-    }
+    if (status < 200 && status !== 101) return this.#onInterimHead(head);
     if (status === 101) return this.#onSwitchingProtocols(head);
     const method = this.#request.method;
     this.#record.upstreamHead(status);
@@ -204,6 +203,25 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#upstream?.corkClientUntilReadEnds(client.socket);
     client.write(relayedResponseHead(status, head.statusMessage, head.headers, facts, this.#responseFraming, client.keepAlive));
     return method === "HEAD" ? BODY.skip : BODY.parse;
+  }
+
+  /**
+   * Interim answers (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they come, held
+   * back by the client's socket like body bytes, and only so many: a flood of them is a 502.
+   */
+  #onInterimHead(head: ParsedHead): BodyDirective {
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) {
+      const upstream = this.#upstream;
+      this.#upstream = undefined;
+      upstream?.destroy();
+      this.#failBeforeHead(502, new Error(`upstream sent more than ${MAX_INTERIM_HEADS} interim responses`), "upstream unavailable");
+      return BODY.skip;
+    }
+    if (this.#request.versionMinor >= 1) {
+      const writable = this.#client.write(relayedResponseHead(head.statusCode, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
+      if (!writable) this.#upstream?.pauseReading();
+    }
+    return BODY.parse;
   }
 
   /** Only a 101 to the WebSocket asked for becomes a tunnel; anything else is a 502, never a raw pipe. */

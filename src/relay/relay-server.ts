@@ -117,7 +117,7 @@ export class RelayServer implements ConnectionHost, Listener {
   }
 
   closeIdleConnections(): void {
-    for (const connection of this.#connections) if (connection.idle) connection.destroy();
+    for (const connection of this.#connections) if (connection.idle || connection.closing) connection.destroy();
   }
 
   closeAllConnections(): void {
@@ -133,7 +133,10 @@ export class RelayServer implements ConnectionHost, Listener {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
     for (const connection of this.#connections) {
-      if (connection.headStartedAt > 0) {
+      if (connection.closing) {
+        // Our end is out; a client that never closes its side is not waited for past a head's time.
+        if (now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
+      } else if (connection.headStartedAt > 0) {
         if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
       } else if (connection.idle && now - connection.idleSince >= KEEP_ALIVE_TIMEOUT_MS) {
         connection.destroy();

@@ -49,6 +49,12 @@ export class UpstreamConnection {
   #tunneled = false;
   /** A message began while no exchange held the connection: the app sent what nobody asked for. */
   #unasked = false;
+  /**
+   * A final answer ended inside the read being parsed: the rest of that read is the app's too,
+   * and must be looked at before anyone may send on the connection again (see whenSettled).
+   */
+  #settling = false;
+  #onSettled: ((connection: UpstreamConnection) => void) | undefined;
   /** The parser reads the socket's handle itself (see HttpParser.consume), from the connect on. */
   #consumed = false;
   #failure: UpstreamFailure | undefined;
@@ -62,6 +68,8 @@ export class UpstreamConnection {
   #corkedClient: Socket | undefined;
   /** Set by the pool: when this connection went idle (coarse clock), or -1 while in use. */
   idleSince = -1;
+  /** The app sent bytes nobody asked for (the connection is closed for it). */
+  onUnasked: (() => void) | undefined;
   /** Called when the socket is gone, so the pool can forget it. */
   onGone: ((connection: UpstreamConnection) => void) | undefined;
 
@@ -89,6 +97,7 @@ export class UpstreamConnection {
         const owner = this.#owner;
         this.#owner = undefined;
         this.#finalHead = false;
+        this.#settling = true;
         owner?.onResponseEnd(this.#keepAlive);
       },
     });
@@ -116,6 +125,18 @@ export class UpstreamConnection {
   /** No byte of an answer has come for the current exchange. */
   get unanswered(): boolean {
     return !this.#answered;
+  }
+
+  /**
+   * Whether the read that ended the last answer is still being parsed; if so, `reusable` runs
+   * once it has been, unless the rest of it was bytes nobody asked for (an unasked response, a
+   * body after HEAD/204/304, a late 1xx): then the connection closes and they reach no one.
+   * Handed on synchronously, the rest of the read became the next request's answer.
+   */
+  whenSettled(reusable: (connection: UpstreamConnection) => void): boolean {
+    if (!this.#settling) return false;
+    this.#onSettled = reusable;
+    return true;
   }
 
   /** Gives the connection to an exchange. */
@@ -202,10 +223,17 @@ export class UpstreamConnection {
       this.#tunnel(read().subarray(result));
       return;
     }
+    const onSettled = this.#onSettled;
+    this.#settling = false;
+    this.#onSettled = undefined;
     if (this.#unasked) {
-      // Bytes from an idle connection belong to no request: it cannot be trusted again.
+      // Bytes after a complete answer, or on an idle connection, belong to no request: it
+      // cannot be trusted again.
+      this.onUnasked?.();
       this.socket.destroy();
+      return;
     }
+    if (onSettled !== undefined && !this.socket.destroyed) onSettled(this);
   }
 
   #onEnd(): void {

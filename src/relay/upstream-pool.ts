@@ -8,6 +8,8 @@ export interface UpstreamPoolOptions {
    * (Node 5 s, uvicorn 5 s), so we close first and never send on a socket the app is closing.
    */
   readonly idleTimeoutMs: number;
+  /** The app sent bytes no request asked for; that connection has been closed. */
+  readonly onUnaskedBytes?: () => void;
 }
 
 /** How often idle connections are looked at: one timer for the pool, none per request. */
@@ -21,6 +23,7 @@ const SWEEP_INTERVAL_MS = 1_000;
 export class UpstreamPool {
   readonly #address: UpstreamAddress;
   readonly #idleTimeoutMs: number;
+  readonly #onUnaskedBytes: (() => void) | undefined;
   readonly #idle: UpstreamConnection[] = [];
   readonly #all = new Set<UpstreamConnection>();
   #sweeper: NodeJS.Timeout | undefined;
@@ -30,6 +33,7 @@ export class UpstreamPool {
   constructor(options: UpstreamPoolOptions) {
     this.#address = options.address;
     this.#idleTimeoutMs = options.idleTimeoutMs;
+    this.#onUnaskedBytes = options.onUnaskedBytes;
   }
 
   /** An idle connection (already connected) or a new one; the owner is told `onConnected` for a new one. */
@@ -50,11 +54,15 @@ export class UpstreamPool {
 
   /** The exchange is done with a connection that may carry another request. */
   release(connection: UpstreamConnection): void {
-    if (connection.socket.destroyed) return;
+    if (connection.socket.destroyed || connection.whenSettled(this.#makeIdle)) return;
+    this.#makeIdle(connection);
+  }
+
+  readonly #makeIdle = (connection: UpstreamConnection): void => {
     connection.idleSince = this.#now;
     this.#idle.push(connection);
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
-  }
+  };
 
   /** Closes every connection (at the end of shutdown, when no request needs one). */
   close(): void {
@@ -69,6 +77,7 @@ export class UpstreamPool {
     const connection = new UpstreamConnection(this.#address);
     this.#all.add(connection);
     connection.onGone = (gone) => this.#forget(gone);
+    connection.onUnasked = this.#onUnaskedBytes;
     return connection;
   }
 
