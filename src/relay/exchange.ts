@@ -112,7 +112,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
 
   #connect(): void {
     const pool = this.#context.pool;
-    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this);
+    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#canBeSentAgain());
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
     // A connect that hangs (a black-holed address) counts against the head's deadline too.
@@ -337,14 +337,12 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
    * before any byte of an answer: the app's idle close racing our reuse, most often.
    */
   #shouldRetry(upstream: UpstreamConnection, code: string): boolean {
-    return (
-      !this.#retried &&
-      upstream.unanswered &&
-      (STALE_SOCKET_CODES.has(code) || code.startsWith("HPE_")) &&
-      this.#framing === "none" &&
-      this.#upgrade === undefined &&
-      IDEMPOTENT_METHODS.has(this.#request.method)
-    );
+    return this.#canBeSentAgain() && upstream.unanswered && (STALE_SOCKET_CODES.has(code) || code.startsWith("HPE_"));
+  }
+
+  /** Not tried again yet, idempotent, no body, no upgrade: a connection the app closed under it costs a resend, not a 502. */
+  #canBeSentAgain(): boolean {
+    return !this.#retried && this.#framing === "none" && this.#upgrade === undefined && IDEMPOTENT_METHODS.has(this.#request.method);
   }
 
   /** A proxy-made error before any byte of the answer was sent, logged at warn. */

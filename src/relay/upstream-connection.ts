@@ -66,8 +66,10 @@ export class UpstreamConnection {
   #awaitingHead = false;
   /** A client socket corked while this read is parsed (see corkClientUntilReadEnds). */
   #corkedClient: Socket | undefined;
-  /** Set by the pool: when this connection went idle (coarse clock), or -1 while in use. */
+  /** Set by the pool: when this connection went idle (performance.now()), or -1 while in use. */
   idleSince = -1;
+  /** What the app's last `Keep-Alive: timeout=N` allows us to keep it idle, in ms (Infinity: no hint). */
+  #hintedIdleMs = Infinity;
   /** The app sent bytes nobody asked for (the connection is closed for it). */
   onUnasked: (() => void) | undefined;
   /** Called when the socket is gone, so the pool can forget it. */
@@ -85,6 +87,7 @@ export class UpstreamConnection {
         if (head.statusCode >= 200 || head.statusCode === 101) {
           this.#finalHead = true;
           this.#keepAlive = head.keepAlive;
+          if (head.keepAlive) this.#hintedIdleMs = hintedIdleMs(head.headers, this.#hintedIdleMs);
         }
         const directive = this.#owner?.onResponseHead(head) ?? BODY.parse;
         if (directive === BODY.upgrade) this.#upgrading = true;
@@ -137,6 +140,11 @@ export class UpstreamConnection {
     if (!this.#settling) return false;
     this.#onSettled = reusable;
     return true;
+  }
+
+  /** How long it may stay idle: our own limit, or less when the app said it closes sooner. */
+  idleLimitMs(ownLimitMs: number): number {
+    return Math.min(ownLimitMs, this.#hintedIdleMs);
   }
 
   /** Gives the connection to an exchange. */
@@ -274,4 +282,24 @@ export class UpstreamConnection {
     this.#parser.close();
     owner?.onTunnel(this.socket, rest);
   }
+}
+
+/** `timeout=N` in a Keep-Alive value (RFC 2068 §19.7.1's form, as servers send it). */
+const KEEP_ALIVE_TIMEOUT = /(?:^|[\s,;])timeout\s*=\s*(\d+)/i;
+
+/**
+ * The idle time an answer's `Keep-Alive: timeout=N` leaves us (`current` when it says none): a
+ * second less than N, as undici keeps it, or half of N when that is less than a second, so we
+ * close before the app does and never send on a connection it is closing.
+ */
+function hintedIdleMs(headers: readonly string[], current: number): number {
+  for (let index = 0; index < headers.length; index += 2) {
+    const name = headers[index]!;
+    if (name.length !== 10 || name.toLowerCase() !== "keep-alive") continue;
+    const match = KEEP_ALIVE_TIMEOUT.exec(headers[index + 1]!);
+    if (match === null) continue;
+    const seconds = Number(match[1]);
+    return Math.max(seconds * 1000 - 1000, seconds * 500);
+  }
+  return current;
 }
