@@ -72,9 +72,15 @@ install: node_modules/.installed
 # its own URL (import.meta.url) so that, run by node, it finds error-pages/ beside itself.
 # node:http2 is replaced by src/shims/http2-unused.ts: undici loads it at start-up for a protocol
 # the proxy never uses upstream (17 ms of every start).
-$(BUNDLE): $(SOURCES) Makefile node_modules/.installed
+# The fault-injection hook (src/relay/fault-injection.ts) is compiled out of the shipped bundle;
+# FAULTS_BUNDLE is the same build with it left in, for the tests that inject faults into a process.
+FAULTS_BUNDLE := dist/readiness-proxy-faults.cjs
+$(BUNDLE): FAULT_INJECTION_BUILD := false
+$(FAULTS_BUNDLE): FAULT_INJECTION_BUILD := true
+$(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile node_modules/.installed
 	@mkdir -p dist/error-pages
 	$(ESBUILD) src/main.ts --bundle --platform=node --target=node20 --format=cjs \
+	  --define:FAULT_INJECTION_BUILD=$(FAULT_INJECTION_BUILD) \
 	  --outfile=$@ --legal-comments=none --log-level=warning --minify-syntax --minify-whitespace \
 	  '--define:import.meta.url=__import_meta_url' --alias:node:http2=./src/shims/http2-unused.ts \
 	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"
@@ -180,7 +186,7 @@ lint: node_modules/.installed
 # elsewhere their test prints why it skipped. Where podman is installed, the images are built too
 # (the foreign one where it can be cross-built) and test/image/ runs them.
 TESTABLE_IMAGES := $(if $(shell command -v podman),$(HOST_ARCH:%=dist/readiness-proxy-image-linux-%.tar) $(TESTABLE_CROSS_BINARIES:dist/readiness-proxy-linux-%=dist/readiness-proxy-image-linux-%.tar))
-test: build lint $(TESTABLE_CROSS_BINARIES) $(TESTABLE_IMAGES)
+test: build lint $(FAULTS_BUNDLE) $(TESTABLE_CROSS_BINARIES) $(TESTABLE_IMAGES)
 	$(TAP)
 
 run: build

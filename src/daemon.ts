@@ -91,12 +91,19 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     observer: metrics?.readiness,
   });
   const upstreamUrl = new URL(config.upstream.origin);
+  const errorLog = new ProxyErrorLog(log);
+  // A defect of ours contained to one request or connection: the process keeps serving everyone else.
+  const reportFault = (error: unknown) => {
+    observer.internalError();
+    errorLog.error("internal error", { err: error });
+  };
   const pool = new UpstreamPool({
     address: { host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80) },
     // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
     idleTimeoutMs: 4_000,
     // The app's fault, not a client's: its connection is closed and nobody gets the bytes.
     onUnaskedBytes: () => log.debug("upstream sent bytes no request asked for; connection closed"),
+    onFault: reportFault,
   });
   const limiter =
     config.maxConcurrency > 0
@@ -117,12 +124,13 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
       errors,
       log,
-      errorLog: new ProxyErrorLog(log),
+      errorLog,
       interceptUpstreamErrors: config.interceptUpstreamErrors,
       observer,
       garbage: new StreamGarbage(),
       limiter,
       accessLog: createAccessLog(accessLog, config.accessLog),
+      reportFault,
     },
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;

@@ -7,6 +7,7 @@ import { parseCommandLine } from "./cli.js";
 import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createProcessLog } from "./logger.js";
+import { armFaults, faultPlanFromEnv, faultsArmed } from "./relay/fault-injection.js";
 
 async function main(): Promise<void> {
   const commandLine = parseCommandLine(process.argv.slice(2), process.env, {
@@ -26,6 +27,8 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   if (closeInspectorIfOpen()) log.warn("an inspector opened by SIGUSR1 during start-up was closed");
+  // Test builds only (the shipped bundle compiles the hook out, and this arms nothing there).
+  if (armFaults(faultPlanFromEnv(process.env.READINESS_PROXY_TEST_FAULTS)) && faultsArmed()) log.warn("fault injection armed (a test build)");
   process.on("uncaughtException", (error) => {
     log.fatal({ err: error }, "uncaught exception");
     void exit(EXIT_CODES.runtime);

@@ -41,25 +41,34 @@ export class ProxyErrorLog {
 
   /** Any other per-request warning that an outage multiplies. */
   warn(kind: string, fields: Record<string, unknown>): void {
+    this.#throttled("warn", kind, fields);
+  }
+
+  /** A defect of ours contained to one request (`internal error`): at error level, throttled the same way. */
+  error(kind: string, fields: Record<string, unknown>): void {
+    this.#throttled("error", kind, fields);
+  }
+
+  #throttled(level: "warn" | "error", kind: string, fields: Record<string, unknown>): void {
     const held = this.#held.get(kind);
     if (held === undefined) {
-      this.#log.warn(fields, kind);
+      this.#log[level](fields, kind);
       this.#held.set(kind, 0);
-      this.#schedule(() => this.#closeWindow(kind), this.#intervalMs);
+      this.#schedule(() => this.#closeWindow(level, kind), this.#intervalMs);
       return;
     }
     this.#held.set(kind, held + 1);
     this.#log.debug(fields, kind);
   }
 
-  #closeWindow(kind: string): void {
+  #closeWindow(level: "warn" | "error", kind: string): void {
     const held = this.#held.get(kind) ?? 0;
     if (held === 0) {
       this.#held.delete(kind);
       return;
     }
-    this.#log.warn({ suppressed: held, intervalMs: this.#intervalMs }, kind);
+    this.#log[level]({ suppressed: held, intervalMs: this.#intervalMs }, kind);
     this.#held.set(kind, 0);
-    this.#schedule(() => this.#closeWindow(kind), this.#intervalMs);
+    this.#schedule(() => this.#closeWindow(level, kind), this.#intervalMs);
   }
 }

@@ -16,6 +16,8 @@ export interface ProxyObserver {
   /** A WebSocket became a tunnel / a tunnel closed. */
   tunnelOpened(): void;
   tunnelClosed(): void;
+  /** A defect of ours was contained to one request or connection (readiness_proxy_internal_errors_total). */
+  internalError(): void;
 }
 
 function ignore(): void {}
@@ -29,6 +31,7 @@ export const NO_PROXY_OBSERVER: ProxyObserver = {
   upstreamError: ignore,
   tunnelOpened: ignore,
   tunnelClosed: ignore,
+  internalError: ignore,
 };
 
 /** The metrics reason of an upstream failure's code (a Node errno, an llhttp HPE_* code, or the head timeout's). */

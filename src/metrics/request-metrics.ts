@@ -46,6 +46,7 @@ export class RequestMetrics implements ProxyObserver {
   readonly #latency = new LatencyHistogram("readiness_proxy_request_duration_seconds", "Time from the request's start to the response head (the upstream's or the proxy's own error), by status code.");
   #inFlight = 0;
   #tunnels = 0;
+  #internalErrors = 0;
 
   constructor(registry: Registry) {
     const requests = this.#requests;
@@ -84,6 +85,15 @@ export class RequestMetrics implements ProxyObserver {
         this.set(self.#inFlight);
       },
     });
+    new Counter({
+      name: "readiness_proxy_internal_errors_total",
+      help: "Defects of the proxy's own contained to one request or connection (the process kept serving).",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(self.#internalErrors);
+      },
+    });
     new Gauge({
       name: "readiness_proxy_upgraded_connections",
       help: "Open WebSocket tunnels.",
@@ -117,5 +127,9 @@ export class RequestMetrics implements ProxyObserver {
 
   tunnelClosed(): void {
     this.#tunnels--;
+  }
+
+  internalError(): void {
+    this.#internalErrors++;
   }
 }

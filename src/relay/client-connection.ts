@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { ResponseWriter } from "../http/response-writer.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 import { RequestHead } from "./request-head.js";
+import { faultAt } from "./fault-injection.js";
 import { ownResponseHead } from "./response-head.js";
 
 /** One request's life on the connection: its body arrives here, it answers through the connection. */
@@ -16,6 +17,12 @@ export interface Transaction {
   onClientDrain(): void;
   /** The client went away before the answer ended. */
   onClientGone(): void;
+  /**
+   * A defect of ours ended this request (its connection's fault boundary): everything it holds
+   * is released, and, when no byte of its answer went out yet, a whole error answer is written.
+   * Returns whether one was.
+   */
+  abandon(): boolean;
 }
 
 /** What the connection asks of the server that accepted it. */
@@ -28,6 +35,8 @@ export interface ConnectionHost {
   readonly now: number;
   forget(connection: ClientConnection): void;
   readonly log: Logger;
+  /** A defect of ours was contained: logged (throttled) and counted. */
+  reportFault(error: unknown): void;
 }
 
 /** llhttp's errors that are not a plain 400, with node:http's answers. */
@@ -35,6 +44,10 @@ const ERROR_STATUS: Readonly<Record<string, number>> = {
   HPE_HEADER_OVERFLOW: 431,
   HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
 };
+
+/** The answer to a request whose head a defect of ours cut short (no request id: it was never parsed). */
+const INTERNAL_ERROR_BODY = JSON.stringify({ error: { code: 502, message: "upstream unavailable" } });
+const INTERNAL_ERROR_HEADERS = ["content-type", "application/json", "content-length", String(INTERNAL_ERROR_BODY.length), "cache-control", "no-store"];
 
 /** Why reading is paused: each reason must clear before the socket reads again. */
 const PAUSED_FOR_BODY = 1;
@@ -80,6 +93,8 @@ export class ClientConnection {
    * pipelined request (100,000 health checks in one write overflowed the stack).
    */
   #starting = false;
+  /** A defect of ours ended this connection (see fault). */
+  #faulted = false;
   /** The parser reads the socket's handle itself (see HttpParser.consume). */
   readonly #consumed: boolean;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
@@ -97,20 +112,79 @@ export class ClientConnection {
         this.headStartedAt = this.#host.now;
       },
       onHead: (head) => this.#onHead(head),
-      onBody: (chunk) => this.#parsing?.onRequestBody(chunk),
+      onBody: (chunk) => {
+        faultAt("body chunk");
+        this.#parsing?.onRequestBody(chunk);
+      },
       onMessageComplete: () => this.#onMessageComplete(),
+      onFault: (error) => this.fault(error),
     });
     socket.setNoDelay(true);
     // The listener keeps the socket flowing, so its end is seen; with the parser consuming the
     // handle, reads never reach it.
     socket.on("data", (data: Buffer) => this.#onData(data));
     this.#consumed = this.#parser.consume(socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
-    socket.on("drain", () => this.#onDrain());
-    // A client that half-closes while an answer is owed is gone, as node:http treats it; an idle
-    // one gets our end once what was written is out.
-    socket.on("end", () => (this.#active === undefined && this.#waiting.length === 0 ? socket.end() : socket.destroy()));
+    // Each socket event is an entry from the event loop: a throw ends this connection only.
+    socket.on("drain", () => this.#contained(this.#onDrain));
+    socket.on("end", () => this.#contained(this.#onEnd));
     socket.on("error", () => socket.destroy());
-    socket.on("close", () => this.#onClose());
+    socket.on("close", () => this.#contained(this.#onClose));
+  }
+
+  /** Runs an event handler inside this connection's fault boundary. */
+  #contained(handler: (this: ClientConnection) => void): void {
+    try {
+      faultAt("client event");
+      handler.call(this);
+    } catch (error) {
+      this.fault(error);
+    }
+  }
+
+  /**
+   * The fault boundary: a defect of ours in this connection's callbacks ends its requests, never
+   * the process. The one being answered gets a 502 when nothing of its answer went out (then
+   * our end), else the connection is cut; every slot and upstream socket is released; the
+   * fault is logged and counted once. Safe to call from anywhere, more than once.
+   */
+  fault(error: unknown): void {
+    if (this.#faulted) return;
+    this.#faulted = true;
+    this.#ending = true;
+    this.#host.reportFault(error);
+    this.#pause(PAUSED_FOR_ERROR);
+    const requestBegun = this.headStartedAt > 0;
+    this.headStartedAt = 0;
+    const active = this.#active;
+    const parsing = this.#parsing;
+    this.#active = undefined;
+    this.#parsing = undefined;
+    const others = this.#waiting.splice(0).map((entry) => entry.transaction);
+    if (parsing !== undefined && parsing !== active && !others.includes(parsing)) others.push(parsing);
+    let answered = false;
+    if (active !== undefined) {
+      this.#closeAfter = true;
+      try {
+        answered = active.abandon();
+      } catch {
+        // The defect is in the abandoning itself: the cut below is all that is left.
+      }
+    }
+    for (const transaction of others) {
+      try {
+        transaction.abandon();
+      } catch {
+        // As above: the socket's destruction still frees the connection.
+      }
+    }
+    // A fault while a request was being read, before it had a transaction (its head): a 502
+    // of our own answers it. With nothing begun, the client is owed nothing and gets the close.
+    if (!answered && active === undefined && requestBegun && !this.socket.destroyed) {
+      this.socket.write(ownResponseHead(502, INTERNAL_ERROR_HEADERS, false) + INTERNAL_ERROR_BODY, "latin1");
+      answered = true;
+    }
+    if (answered && !this.socket.destroyed) this.socket.destroySoon();
+    else this.socket.destroy();
   }
 
   /** Nothing in progress: no answer owed and no request begun. */
@@ -166,9 +240,14 @@ export class ClientConnection {
   /** A writer for one transaction's whole answer, which ends that transaction's response. */
   writerFor(request: RequestHead, transaction: Transaction): ResponseWriter {
     return {
+      // Called at once, or later from a readiness check's promise: its own boundary either way.
       send: (status, headers, body) => {
-        this.sendWhole(request, status, headers, body);
-        this.responseEnded(transaction);
+        try {
+          this.sendWhole(request, status, headers, body);
+          this.responseEnded(transaction);
+        } catch (error) {
+          this.fault(error);
+        }
       },
     };
   }
@@ -201,16 +280,17 @@ export class ClientConnection {
       this.#upgradeRest.push(data);
       return;
     }
-    let result: ReturnType<HttpParser["execute"]>;
     try {
-      result = this.#parser.execute(data);
+      this.#afterRead(this.#parser.execute(data), () => data);
     } catch (error) {
-      // A defect of ours in a parser callback costs this connection, never the process.
-      this.#host.log.error({ err: error }, "relay failed on a client connection");
-      this.socket.destroy();
-      return;
+      this.fault(error);
     }
-    this.#afterRead(result, () => data);
+  }
+
+  /** A client that half-closes while an answer is owed is gone, as node:http treats it; an idle one gets our end once what was written is out. */
+  #onEnd(): void {
+    if (this.#active === undefined && this.#waiting.length === 0) this.socket.end();
+    else this.socket.destroy();
   }
 
   /** What follows the parse of one read: an error answered, an upgrade's rest kept, the heads it completed started. */
@@ -229,6 +309,9 @@ export class ClientConnection {
   }
 
   #onHead(head: ParsedHead): BodyDirective {
+    // After a fault the parser may still be in the read that had it: nothing more starts.
+    if (this.#faulted) return BODY.skip;
+    faultAt("head parsed");
     this.headStartedAt = 0;
     const request = new RequestHead(head);
     const transaction = this.#host.transactionFor(request, this);
@@ -399,12 +482,13 @@ export class ClientConnection {
   }
 
   #onClose(): void {
+    // First, so that a fault below still leaves nothing of this connection behind.
+    this.#host.forget(this);
     if (!this.#detached) this.#parser.close();
     const active = this.#active;
     this.#active = undefined;
     active?.onClientGone();
     for (const entry of this.#waiting.splice(0)) entry.transaction.onClientGone();
-    this.#host.forget(this);
   }
 }
 

@@ -7,6 +7,7 @@ import { withoutQuery } from "../access-log/access-log.js";
 import type { AdmissionWaiter, QueuedRequest } from "../overload/concurrency-limiter.js";
 import type { ClientConnection, Transaction } from "./client-connection.js";
 import type { RequestBodyFraming } from "./forwarded-request-head.js";
+import { faultAt } from "./fault-injection.js";
 import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import type { RelayContext } from "./relay-context.js";
@@ -88,10 +89,24 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     else this.#queued = admission;
   }
 
-  /** A slot is ours (at once, or after `waitedMs` in the queue): the request goes to the app. */
+  /**
+   * A slot is ours (at once, or after `waitedMs` in the queue): the request goes to the app.
+   * The limiter calls this from another request's release or its queue timer: a fault here is
+   * this request's, and must not break the limiter's loop.
+   */
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
+    // First: the slot is this request's to release, whatever fails after.
     this.#record.admitted(waitedMs !== undefined, waitedMs);
+    try {
+      faultAt("limiter admit");
+      this.#sendOn();
+    } catch (error) {
+      this.#client.fault(error);
+    }
+  }
+
+  #sendOn(): void {
     // Answered here, as node:http and nginx do, once the body has somewhere to go.
     if (this.#expectsContinue) this.#client.write(CONTINUE);
     this.#connect();
@@ -100,7 +115,11 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   /** The queue's wait ran out (or the drain's did): the app never sees the request. */
   rejected(_reason: "queue_timeout", waitedMs: number): void {
     this.#queued = undefined;
-    this.#refuseOverloaded("queue timeout", waitedMs);
+    try {
+      this.#refuseOverloaded("queue timeout", waitedMs);
+    } catch (error) {
+      this.#client.fault(error);
+    }
   }
 
   #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
@@ -245,7 +264,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#upstream = undefined;
     this.#record.ended();
     const clientRest = this.#client.detach();
-    openTunnel(this.#client.socket, upstreamSocket, clientRest, rest, this.#context.observer, () => this.#record.finished(false));
+    openTunnel(this.#client.socket, upstreamSocket, clientRest, rest, this.#context.observer, () => this.#record.finished(false), this.#context.reportFault);
   }
 
   onResponseBody(chunk: Buffer): void {
@@ -313,6 +332,36 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#done = true;
     this.#record.finished(false);
     this.#client.destroy();
+  }
+
+  /** A defect in a callback of our upstream connection: this request's, handled by its client connection's boundary. */
+  onInternalFault(error: unknown): void {
+    this.#client.fault(error);
+  }
+
+  abandon(): boolean {
+    if (this.#done) return false;
+    this.#done = true;
+    this.#queued?.cancel();
+    this.#queued = undefined;
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    if (this.#responseStarted || this.#client.socket.destroyed) {
+      // Part of the answer went out: only a cut can say it is not all.
+      this.#record.finished(false);
+      return false;
+    }
+    // No byte of an answer yet: a 502 of our own (JSON or page), and the connection ends after it.
+    const writer: ResponseWriter = {
+      send: (status, headers, body) => {
+        this.#record.responseHead(status);
+        this.#client.sendWhole(this.#request, status, headers, body);
+      },
+    };
+    this.#context.errors.send(this.#request, writer, 502, this.#record.requestId);
+    this.#record.finished(false);
+    return true;
   }
 
   onClientGone(): void {

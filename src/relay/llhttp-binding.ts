@@ -38,6 +38,11 @@ export interface ParserHandler {
   onHead(head: ParsedHead): BodyDirective;
   onBody(chunk: Buffer): void;
   onMessageComplete(): void;
+  /**
+   * A callback threw (a defect of ours): its connection's fault boundary. The parser goes on
+   * with the read it is in, so the handler must ignore what follows.
+   */
+  onFault(error: unknown): void;
 }
 
 /** A parse error: llhttp's `HPE_*` code, its reason, and how far it got. */
@@ -54,6 +59,7 @@ export interface ParseError {
  */
 export class HttpParser {
   readonly #parser: HTTPParser;
+  readonly #handler: ParserHandler;
   /** A head longer than 32 fields comes in pieces (kOnHeaders) before kOnHeadersComplete. */
   #pendingHeaders: string[] = [];
   #pendingUrl = "";
@@ -61,8 +67,19 @@ export class HttpParser {
   constructor(kind: "request" | "response", handler: ParserHandler) {
     const parser = new HTTPParser();
     parser.initialize(kind === "request" ? HTTPParser.REQUEST : HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, HTTPParser.kLenientNone);
+    // Every callback is an entry from a native read into the relay: a throw in one must reach
+    // the connection's boundary, never the native parser (a consumed one rethrows it into
+    // uncaughtException, and the process ends). try/catch costs nothing until something throws.
     const onMessageBegin = handler.onMessageBegin?.bind(handler);
-    if (onMessageBegin) parser[HTTPParser.kOnMessageBegin] = onMessageBegin;
+    if (onMessageBegin) {
+      parser[HTTPParser.kOnMessageBegin] = () => {
+        try {
+          onMessageBegin();
+        } catch (error) {
+          handler.onFault(error);
+        }
+      };
+    }
     parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
       for (const item of headers) this.#pendingHeaders.push(item);
       this.#pendingUrl += url;
@@ -89,26 +106,42 @@ export class HttpParser {
         target = this.#pendingUrl;
         this.#pendingUrl = "";
       }
-      return handler.onHead({
-        versionMajor,
-        versionMinor,
-        headers: allHeaders,
-        method: method === undefined ? "" : (methods[method] ?? ""),
-        url: target ?? "",
-        statusCode: statusCode ?? 0,
-        statusMessage: statusMessage ?? "",
-        upgrade,
-        keepAlive,
-      });
+      try {
+        return handler.onHead({
+          versionMajor,
+          versionMinor,
+          headers: allHeaders,
+          method: method === undefined ? "" : (methods[method] ?? ""),
+          url: target ?? "",
+          statusCode: statusCode ?? 0,
+          statusMessage: statusMessage ?? "",
+          upgrade,
+          keepAlive,
+        });
+      } catch (error) {
+        handler.onFault(error);
+        return BODY.skip;
+      }
     };
-    parser[HTTPParser.kOnBody] = (chunk: Buffer) => handler.onBody(chunk);
+    parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
+      try {
+        handler.onBody(chunk);
+      } catch (error) {
+        handler.onFault(error);
+      }
+    };
     parser[HTTPParser.kOnMessageComplete] = () => {
       // Trailers come through kOnHeaders too: they are not relayed, and must not become the next
       // head's fields or target (a chunked request's trailer turned the next `GET /` into `GET //`).
       this.#pendingHeaders = [];
       this.#pendingUrl = "";
-      handler.onMessageComplete();
+      try {
+        handler.onMessageComplete();
+      } catch (error) {
+        handler.onFault(error);
+      }
     };
+    this.#handler = handler;
     this.#parser = parser;
   }
 
@@ -126,7 +159,13 @@ export class HttpParser {
   consume(socket: Socket, onRead: (result: number | ParseError) => void): boolean {
     const handle = (socket as unknown as { _handle?: { isStreamBase?: boolean; _consumed?: boolean } })._handle;
     if (handle?.isStreamBase !== true || handle._consumed === true) return false;
-    this.#parser[HTTPParser.kOnExecute] = (result: number | Error) => onRead(parseResult(result));
+    this.#parser[HTTPParser.kOnExecute] = (result: number | Error) => {
+      try {
+        onRead(parseResult(result));
+      } catch (error) {
+        this.#handler.onFault(error);
+      }
+    };
     handle._consumed = true;
     this.#parser.consume(handle);
     return true;

@@ -29,4 +29,9 @@ export class LocalAnswer implements Transaction {
   onClientDrain(): void {}
 
   onClientGone(): void {}
+
+  /** Holds nothing to release; a health answer cut by a defect gets no answer of ours (the prober sees a failure either way). */
+  abandon(): boolean {
+    return false;
+  }
 }

@@ -30,4 +30,6 @@ export interface RelayContext {
   readonly limiter: ConcurrencyLimiter | undefined;
   /** `--access-log`, or NO_ACCESS_LOG. */
   readonly accessLog: AccessLog;
+  /** A defect of ours contained to one request or connection: `internal error` (throttled, with the stack) and the metric. */
+  readonly reportFault: (error: unknown) => void;
 }

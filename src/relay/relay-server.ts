@@ -6,6 +6,7 @@ import type { ResponseWriter } from "../http/response-writer.js";
 import { matchHealthPath } from "../http/health.js";
 import { ClientConnection, type ConnectionHost, type Transaction } from "./client-connection.js";
 import { Exchange } from "./exchange.js";
+import { faultAt } from "./fault-injection.js";
 import { LocalAnswer } from "./local-answer.js";
 import type { RelayContext } from "./relay-context.js";
 import type { RequestHead } from "./request-head.js";
@@ -125,7 +126,16 @@ export class RelayServer implements ConnectionHost, Listener {
   }
 
   #accept(socket: Socket): void {
-    this.#connections.add(new ClientConnection(socket, this));
+    try {
+      this.#connections.add(new ClientConnection(socket, this));
+    } catch (error) {
+      this.reportFault(error);
+      socket.destroy();
+    }
+  }
+
+  reportFault(error: unknown): void {
+    this.#parts.context.reportFault(error);
   }
 
   /** One tick of the coarse clock: slow heads get their 408, long-idle connections close. Tests call it to advance time. */
@@ -133,14 +143,24 @@ export class RelayServer implements ConnectionHost, Listener {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
     for (const connection of this.#connections) {
-      if (connection.closing) {
-        // Our end is out; a client that never closes its side is not waited for past a head's time.
-        if (now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
-      } else if (connection.headStartedAt > 0) {
-        if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
-      } else if (connection.idle && now - connection.idleSince >= KEEP_ALIVE_TIMEOUT_MS) {
-        connection.destroy();
+      try {
+        faultAt("timer");
+        this.#sweepOne(connection, now);
+      } catch (error) {
+        connection.fault(error);
       }
+    }
+  }
+
+  /** One connection's share of the sweep, inside its fault boundary. */
+  #sweepOne(connection: ClientConnection, now: number): void {
+    if (connection.closing) {
+      // Our end is out; a client that never closes its side is not waited for past a head's time.
+      if (now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
+    } else if (connection.headStartedAt > 0) {
+      if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
+    } else if (connection.idle && now - connection.idleSince >= KEEP_ALIVE_TIMEOUT_MS) {
+      connection.destroy();
     }
   }
 }

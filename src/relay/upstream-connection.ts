@@ -1,5 +1,6 @@
 // One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
 import { connect, type Socket } from "node:net";
+import { faultAt } from "./fault-injection.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 
 /** Why an upstream connection failed its exchange; `code` is a Node errno code or an llhttp `HPE_*` one. */
@@ -29,6 +30,8 @@ export interface UpstreamOwner {
   onUpstreamFailure(failure: UpstreamFailure): void;
   /** The app's side accepts more request body. */
   onUpstreamDrain(): void;
+  /** A defect of ours in one of this connection's callbacks (the connection is already destroyed). */
+  onInternalFault(error: unknown): void;
 }
 
 export interface UpstreamAddress {
@@ -55,6 +58,8 @@ export class UpstreamConnection {
    */
   #settling = false;
   #onSettled: ((connection: UpstreamConnection) => void) | undefined;
+  /** The exchange whose answer ended in this read: a fault before the read is done is still its. */
+  #settlingOwner: UpstreamOwner | undefined;
   /** The parser reads the socket's handle itself (see HttpParser.consume), from the connect on. */
   #consumed = false;
   #failure: UpstreamFailure | undefined;
@@ -70,6 +75,8 @@ export class UpstreamConnection {
   idleSince = -1;
   /** What the app's last `Keep-Alive: timeout=N` allows us to keep it idle, in ms (Infinity: no hint). */
   #hintedIdleMs = Infinity;
+  /** A defect of ours while no exchange held the connection (it is closed for it). */
+  onFault: ((error: unknown) => void) | undefined;
   /** The app sent bytes nobody asked for (the connection is closed for it). */
   onUnasked: (() => void) | undefined;
   /** Called when the socket is gone, so the pool can forget it. */
@@ -89,11 +96,15 @@ export class UpstreamConnection {
           this.#keepAlive = head.keepAlive;
           if (head.keepAlive) this.#hintedIdleMs = hintedIdleMs(head.headers, this.#hintedIdleMs);
         }
+        faultAt("upstream head");
         const directive = this.#owner?.onResponseHead(head) ?? BODY.parse;
         if (directive === BODY.upgrade) this.#upgrading = true;
         return directive;
       },
-      onBody: (chunk) => this.#owner?.onResponseBody(chunk),
+      onBody: (chunk) => {
+        faultAt("upstream body");
+        this.#owner?.onResponseBody(chunk);
+      },
       onMessageComplete: () => {
         // A 1xx ended (the final answer follows), or a 101 became a tunnel (#onData hands it over).
         if (!this.#finalHead || this.#upgrading) return;
@@ -101,24 +112,57 @@ export class UpstreamConnection {
         this.#owner = undefined;
         this.#finalHead = false;
         this.#settling = true;
+        this.#settlingOwner = owner;
         owner?.onResponseEnd(this.#keepAlive);
       },
+      onFault: (error) => this.#fault(error),
     });
-    this.socket.on("connect", () => {
-      this.#connected = true;
-      // The connect's deadline is met; the head's starts when the request has been sent.
-      this.#awaitingHead = false;
-      this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
-      this.#owner?.onConnected();
-    });
+    // Each socket event is an entry from the event loop: a throw ends this connection's exchange only.
+    this.socket.on("connect", () => this.#contained(this.#onConnect));
     // Reads come here only when the handle cannot be consumed; the listener keeps the stream flowing so its end is seen.
     this.socket.on("data", (data: Buffer) => this.#onData(data));
-    this.socket.on("end", () => this.#onEnd());
+    this.socket.on("end", () => this.#contained(this.#onEnd));
     this.socket.on("error", (error: NodeJS.ErrnoException) => {
       this.#failure ??= new UpstreamFailure(error.code ?? "ECONNRESET", error.message);
     });
-    this.socket.on("drain", () => this.#owner?.onUpstreamDrain());
-    this.socket.on("close", () => this.#onClose());
+    this.socket.on("drain", () => this.#contained(this.#onDrain));
+    this.socket.on("close", () => this.#contained(this.#onClose));
+  }
+
+  #onConnect(): void {
+    this.#connected = true;
+    // The connect's deadline is met; the head's starts when the request has been sent.
+    this.#awaitingHead = false;
+    this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
+    this.#owner?.onConnected();
+  }
+
+  #onDrain(): void {
+    this.#owner?.onUpstreamDrain();
+  }
+
+  /** Runs an event handler inside this connection's fault boundary. */
+  #contained(handler: (this: UpstreamConnection) => void): void {
+    try {
+      faultAt("upstream event");
+      handler.call(this);
+    } catch (error) {
+      this.#fault(error);
+    }
+  }
+
+  /**
+   * The fault boundary: the connection is dropped and its exchange (if any) handles the defect
+   * as its own; with none, the pool reports it. Nothing of this connection is used again.
+   */
+  #fault(error: unknown): void {
+    const owner = this.#owner ?? this.#settlingOwner;
+    this.#owner = undefined;
+    this.#settlingOwner = undefined;
+    this.#uncorkClient();
+    this.socket.destroy();
+    if (owner !== undefined) owner.onInternalFault(error);
+    else this.onFault?.(error);
   }
 
   get connected(): boolean {
@@ -188,7 +232,12 @@ export class UpstreamConnection {
   readonly #onHeadTimer = (): void => {
     if (!this.#awaitingHead) return;
     this.#awaitingHead = false;
-    this.#fail(new UpstreamFailure(HEAD_TIMEOUT_CODE, "upstream response head timed out"));
+    try {
+      faultAt("timer");
+      this.#fail(new UpstreamFailure(HEAD_TIMEOUT_CODE, "upstream response head timed out"));
+    } catch (error) {
+      this.#fault(error);
+    }
   };
 
   /** Backpressure from the client: stop reading the app's answer until it drains. */
@@ -209,16 +258,11 @@ export class UpstreamConnection {
   }
 
   #onData(data: Buffer): void {
-    let result: ReturnType<HttpParser["execute"]>;
     try {
-      result = this.#parser.execute(data);
+      this.#afterRead(this.#parser.execute(data), () => data);
     } catch (error) {
-      // A defect of ours in a callback costs this exchange (a 502 or a cut answer), never the process.
-      this.#uncorkClient();
-      this.#fail(new UpstreamFailure("ERR_RELAY_INTERNAL", error instanceof Error ? (error.stack ?? error.message) : String(error)));
-      return;
+      this.#fault(error);
     }
-    this.#afterRead(result, () => data);
   }
 
   #afterRead(result: number | ParseError, read: () => Buffer): void {
@@ -234,6 +278,7 @@ export class UpstreamConnection {
     const onSettled = this.#onSettled;
     this.#settling = false;
     this.#onSettled = undefined;
+    this.#settlingOwner = undefined;
     if (this.#unasked) {
       // Bytes after a complete answer, or on an idle connection, belong to no request: it
       // cannot be trusted again.

@@ -1,4 +1,5 @@
 // Keep-alive connections to the one upstream: the most recently used idle one first, idle ones closed before the app's own idle timeout.
+import { faultAt } from "./fault-injection.js";
 import { UpstreamConnection, type UpstreamAddress, type UpstreamOwner } from "./upstream-connection.js";
 
 export interface UpstreamPoolOptions {
@@ -10,6 +11,8 @@ export interface UpstreamPoolOptions {
   readonly idleTimeoutMs: number;
   /** The app sent bytes no request asked for; that connection has been closed. */
   readonly onUnaskedBytes?: () => void;
+  /** A defect of ours on a connection no exchange held (closed for it). */
+  readonly onFault?: (error: unknown) => void;
 }
 
 /** How often idle connections are looked at: one timer for the pool, none per request. */
@@ -33,6 +36,7 @@ export class UpstreamPool {
   readonly #address: UpstreamAddress;
   readonly #idleTimeoutMs: number;
   readonly #onUnaskedBytes: (() => void) | undefined;
+  readonly #onFault: ((error: unknown) => void) | undefined;
   readonly #idle: UpstreamConnection[] = [];
   readonly #all = new Set<UpstreamConnection>();
   #sweeper: NodeJS.Timeout | undefined;
@@ -41,6 +45,7 @@ export class UpstreamPool {
     this.#address = options.address;
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#onUnaskedBytes = options.onUnaskedBytes;
+    this.#onFault = options.onFault;
   }
 
   /**
@@ -85,6 +90,7 @@ export class UpstreamPool {
   }
 
   readonly #makeIdle = (connection: UpstreamConnection): void => {
+    faultAt("pool release");
     connection.idleSince = performance.now();
     this.#idle.push(connection);
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
@@ -104,6 +110,7 @@ export class UpstreamPool {
     this.#all.add(connection);
     connection.onGone = (gone) => this.#forget(gone);
     connection.onUnasked = this.#onUnaskedBytes;
+    connection.onFault = this.#onFault;
     return connection;
   }
 
@@ -117,7 +124,12 @@ export class UpstreamPool {
   #sweep(): void {
     const now = performance.now();
     for (const connection of [...this.#idle]) {
-      if (now - connection.idleSince >= connection.idleLimitMs(this.#idleTimeoutMs)) connection.destroy();
+      try {
+        if (now - connection.idleSince >= connection.idleLimitMs(this.#idleTimeoutMs)) connection.destroy();
+      } catch (error) {
+        this.#onFault?.(error);
+        connection.socket.destroy();
+      }
     }
     if (this.#idle.length === 0) {
       clearInterval(this.#sweeper);
