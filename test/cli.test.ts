@@ -39,6 +39,15 @@ t.test("defaults", async (t) => {
   t.equal(defaults.logLevel, "info");
   t.equal(defaults.errorPagesDir, undefined);
   t.equal(defaults.interceptUpstreamErrors, false);
+  t.equal(defaults.upstreamListener, "auto", "the entrypoint form requires the app's own loopback port");
+});
+
+t.test("--readiness-upstream-listener: auto or off, from the flag or the env", async (t) => {
+  t.equal(config(["--readiness-upstream-listener", "off"]).upstreamListener, "off");
+  t.equal(config(["--readiness-upstream-listener=auto"]).upstreamListener, "auto");
+  t.equal(config([], { READINESS_PROXY_UPSTREAM_LISTENER: "off" }).upstreamListener, "off");
+  t.equal(config(["--readiness-upstream-listener", "auto"], { READINESS_PROXY_UPSTREAM_LISTENER: "off" }).upstreamListener, "auto", "the flag over the env");
+  t.same(config(["--", "app"]).requiredPorts, [], "the operator's ports only: the upstream's joins them in the daemon");
 });
 
 t.test("both spellings, repeated, sorted", async (t) => {
@@ -124,6 +133,9 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [["--metrics-listen", ":8080"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":8080"'],
     [["--listen", "127.0.0.1:9000", "--metrics-listen", ":9000"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":9000"'],
     [[], { READINESS_PROXY_METRICS_LISTEN: "nope" }, 'error: --metrics-listen: expected [host]:port, like :9090 or 127.0.0.1:9090, got "nope"'],
+    [["--readiness-upstream-listener", "on"], {}, 'error: --readiness-upstream-listener: expected auto or off, got "on"'],
+    [["--readiness-upstream-listener=AUTO"], {}, 'error: --readiness-upstream-listener: expected auto or off, got "AUTO"'],
+    [[], { READINESS_PROXY_UPSTREAM_LISTENER: "false" }, 'error: --readiness-upstream-listener: expected auto or off, got "false"'],
   ];
   for (const [argv, env, message] of cases) {
     const { result, err } = run(argv, env);

@@ -12,6 +12,7 @@ import {
   parseRequiredPorts,
 } from "./option-values.js";
 import { parseUpstream } from "./upstream-url.js";
+import { UPSTREAM_LISTENER_MODES } from "../readiness/upstream-listener.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
@@ -109,6 +110,15 @@ export const OPTIONS = [
     help: `a local TCP port that must be in LISTEN state for /readyz to pass; repeatable, at most ${MAX_REQUIRED_LISTENERS}`,
     env: "READINESS_PROXY_REQUIRED_LISTENERS",
     parse: parseRequiredPorts,
+  },
+  {
+    kind: "value",
+    field: "upstreamListener",
+    flag: "--readiness-upstream-listener <auto|off>",
+    help: "entrypoint form: auto also requires the upstream's own port when its host is loopback (503 until the app listens); off: not",
+    env: "READINESS_PROXY_UPSTREAM_LISTENER",
+    default: "auto",
+    parse: (input, text) => UPSTREAM_LISTENER_MODES.find((mode) => mode === text) ?? expected(input, "expected auto or off", text),
   },
   {
     kind: "value",
