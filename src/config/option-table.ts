@@ -24,7 +24,7 @@ interface OptionBase {
   /** The flag and its value's placeholder, as commander and --help show it: `--listen <[host]:port>`. */
   readonly flag: string;
   readonly help: string;
-  /** The environment variable read when the flag is not given. */
+  /** The environment variable read when the flag is not given, where it is not the generated one (see {@link envName}). */
   readonly env?: string;
 }
 
@@ -78,6 +78,17 @@ export type OptionSpec =
 /** The flag's name without its placeholder (`--listen`): what usage errors and commander call it. */
 export function flagName(spec: OptionSpec): string {
   return spec.flag.split(" ", 1)[0]!;
+}
+
+/**
+ * The environment variable of an option: the row's own `env` where CONTRACT §1 names one that
+ * differs, else `READINESS_PROXY_` and the flag's name without `--` and a leading `readiness-`
+ * (the variables' prefix says it already), upper-snake: `--shutdown-delay` ->
+ * `READINESS_PROXY_SHUTDOWN_DELAY`, `--readiness-warn-after` -> `READINESS_PROXY_WARN_AFTER`.
+ * So every option has one, and a new row gets its own without a line.
+ */
+export function envName(spec: OptionSpec): string {
+  return spec.env ?? `READINESS_PROXY_${flagName(spec).slice(2).replace(/^readiness-/, "").replace(/-/g, "_").toUpperCase()}`;
 }
 
 /** The option table, in --help's order. */
@@ -248,7 +259,7 @@ export const OPTIONS = [
     kind: "switch",
     field: "accessLog",
     flag: "--access-log",
-    help: "log one JSON line per finished proxied request (off by default; the env variable takes 1, true, 0 or false)",
+    help: "log one JSON line per finished proxied request (off by default)",
     env: "READINESS_PROXY_ACCESS_LOG",
   },
 ] as const satisfies readonly OptionSpec[];

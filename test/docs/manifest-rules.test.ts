@@ -71,6 +71,9 @@ t.test("the rules find what they exist for", async (t) => {
     ["the probe slower than the delay", (pod) => delete pod.containers[0].readinessProbe.failureThreshold, timingProblems, /= 6s > the 5s shutdown delay/],
     // ...and no grace period: 5 + 20 + 5 s is exactly the default 30 s, no margin.
     ["the default grace period", (pod) => delete pod.terminationGracePeriodSeconds, timingProblems, /= 35s > terminationGracePeriodSeconds 30/],
+    // The env variables count as the flags do: a 1 s delay from the env is shorter than the 4 s probe.
+    ["a delay from the env", (pod) => ((pod.containers[0].args = ["--", "app"]), (pod.containers[0].env = [{ name: "READINESS_PROXY_SHUTDOWN_DELAY", value: "1s" }])), timingProblems, /= 4s > the 1s shutdown delay/],
+    ["a timeout from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_SHUTDOWN_TIMEOUT", value: "30s" }]), timingProblems, /timeout 30s .* = 45s > terminationGracePeriodSeconds 35/],
     ["a value the proxy refuses, from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_LOG_LEVEL", value: "loud" }]), timingProblems, /refuses its args: error: --log-level/],
   ];
   for (const [name, breakIt, rule, expected] of cases) {
