@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
-import { parseCommandLine } from "../src/cli.js";
+import { describeConfig, parseCommandLine } from "../src/cli.js";
 import type { Config } from "../src/config/config.js";
 import { VERSION, versionLine } from "../src/version.js";
 
@@ -177,7 +177,7 @@ t.test("--version and --help exit 0", async (t) => {
     "--proc-root",
     "READINESS_PROXY_PROC_ROOT",
     "--response-header-timeout",
-    '"120s"',
+    '"2m"',
     "--shutdown-delay",
     "--shutdown-timeout",
     '"20s"',
@@ -187,7 +187,7 @@ t.test("--version and --help exit 0", async (t) => {
     "READINESS_PROXY_UPSTREAM_PATH",
     "--readiness-upstream-timeout",
     "--readiness-warn-after",
-    '"60s"',
+    '"1m"',
     "--metrics-listen",
     "READINESS_PROXY_METRICS_LISTEN",
     "-- <command> [args...]",
@@ -392,4 +392,18 @@ t.test("a malformed value from the env is the same one-line exit-2 error as from
   const badSwitch = run([], { READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: "yes" });
   t.same(badSwitch.result, { action: "exit", exitCode: 2 });
   t.equal(badSwitch.err, 'error: READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: expected 1, true, 0 or false, got "yes"\n', "a switch takes no value on the command line: the variable is named");
+});
+
+t.test("--help shows each duration's default as the start line logs it (formatDuration: 2m, not 120s)", async (t) => {
+  const { OPTIONS, flagName } = await import("../src/config/option-table.js");
+  const { formatDuration, parseDuration } = await import("../src/config/duration.js");
+  const durations = OPTIONS.filter((spec) => spec.kind === "value" && spec.flag.endsWith("<duration>"));
+  t.ok(durations.length >= 8);
+  for (const spec of durations) {
+    if (spec.kind !== "value") continue;
+    t.equal(spec.default, formatDuration(parseDuration(spec.default)!), `${flagName(spec)} default ${spec.default}`);
+  }
+  const listening = describeConfig(config([]));
+  t.match(listening, { responseHeaderTimeout: "2m", readinessWarnAfter: "1m" }, "the start line's form");
+  t.match(run(["--help"]).out.replace(/\s+/g, " "), /--response-header-timeout <duration> .*\(default: "2m"/);
 });

@@ -36,7 +36,7 @@ interface OptionBase {
 interface ValueOption<K extends keyof OptionFields> extends OptionBase {
   readonly kind: "value";
   readonly field: K;
-  /** As a user would write it: parsed like a given value, and shown by --help. */
+  /** As a user would write it: parsed like a given value, and shown by --help (a duration as the start line logs it: `2m`, not `120s`). */
   readonly default: string;
   readonly parse: (input: string, text: string) => OptionFields[K];
 }
@@ -135,7 +135,7 @@ export const OPTIONS = [
     kind: "value",
     field: "cacheTtlMs",
     flag: "--readiness-cache-ttl <duration>",
-    help: "how long one listener check serves all callers",
+    help: "how long one result of the whole check (every listener and the upstream check) serves all callers",
     env: "READINESS_PROXY_CACHE_TTL",
     default: "1s",
     parse: parseDurationOption,
@@ -154,7 +154,7 @@ export const OPTIONS = [
     field: "responseHeaderTimeoutMs",
     flag: "--response-header-timeout <duration>",
     help: "the upstream must send its response head within this, else 504",
-    default: "120s",
+    default: "2m",
     parse: parsePositiveDurationOption,
   },
   {
@@ -196,7 +196,7 @@ export const OPTIONS = [
     field: "warnAfterMs",
     flag: "--readiness-warn-after <duration>",
     help: "a check failing this long is named in one warn line",
-    default: "60s",
+    default: "1m",
     parse: parseDurationOption,
   },
   {
