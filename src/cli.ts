@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 import type { Config } from "./config/config.js";
 import { formatDuration } from "./config/duration.js";
-import { flagName, LIMITER_OPTIONS, OPTIONS, type OptionFields, type OptionSpec } from "./config/option-table.js";
+import { envName, flagName, LIMITER_OPTIONS, OPTIONS, type OptionFields, type OptionSpec } from "./config/option-table.js";
 import { parseSwitchOption } from "./config/option-values.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "./errors.js";
 import { versionLine } from "./version.js";
@@ -46,18 +46,15 @@ export function buildProgram(output: CommandLineOutput): Command {
 function commanderOption(spec: OptionSpec): Option {
   switch (spec.kind) {
     case "list":
-      return new Option(spec.flag, `${spec.help} (env: ${spec.env}, comma list)`)
+      return new Option(spec.flag, `${spec.help} (env: ${envName(spec)}, comma list)`)
         .argParser((value: string, previous: string[]) => [...previous, value])
         .default([], "none");
-    case "value": {
-      const option = new Option(spec.flag, spec.help).default(spec.default);
-      return spec.env === undefined ? option : option.env(spec.env);
-    }
+    case "value":
+      return new Option(spec.flag, spec.help).default(spec.default).env(envName(spec));
     case "optional":
-    case "switch": {
-      const option = new Option(spec.flag, spec.help);
-      return spec.env === undefined ? option : option.env(spec.env);
-    }
+      return new Option(spec.flag, spec.help).env(envName(spec));
+    case "switch":
+      return new Option(spec.flag, `${spec.help} (env: ${envName(spec)}: 1, true, 0 or false)`);
   }
 }
 
@@ -112,7 +109,8 @@ function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
     const name = flagName(spec);
     const key = program.options.find((option) => option.long === name)!.attributeName();
     const fromFlag = program.getOptionValueSource(key) === "cli";
-    const fromEnv = fromFlag || spec.env === undefined ? undefined : env[spec.env];
+    const variable = envName(spec);
+    const fromEnv = fromFlag ? undefined : env[variable];
     if (fromFlag || fromEnv !== undefined) given.add(spec.field);
     switch (spec.kind) {
       case "value":
@@ -124,11 +122,11 @@ function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
       }
       case "list": {
         const list = fromEnv?.split(",").map((item) => item.trim()).filter((item) => item !== "");
-        fields[spec.field] = list === undefined ? spec.parse(name, values[key] as string[]) : spec.parse(spec.env, list);
+        fields[spec.field] = list === undefined ? spec.parse(name, values[key] as string[]) : spec.parse(variable, list);
         break;
       }
       case "switch":
-        fields[spec.field] = fromFlag || (fromEnv !== undefined && parseSwitchOption(spec.env ?? name, fromEnv));
+        fields[spec.field] = fromFlag || (fromEnv !== undefined && parseSwitchOption(variable, fromEnv));
         break;
     }
   }

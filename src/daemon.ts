@@ -21,6 +21,7 @@ import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
 import { UpstreamProbe } from "./readiness/upstream-probe.js";
+import { requiredListenerPorts } from "./readiness/upstream-listener.js";
 import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
 
@@ -70,9 +71,16 @@ export interface DaemonOptions {
 export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
   // Set by the shutdown, read by /readyz, the server and the metrics.
   const drain = { draining: false };
+  // The operator's ports, and in the entrypoint form the app's own (CONTRACT §8): one scan for all.
+  const requiredPorts = requiredListenerPorts({
+    requiredPorts: config.requiredPorts,
+    upstream: config.upstream,
+    mode: config.upstreamListener,
+    entrypointForm: config.appCommand.length > 0,
+  });
   const metrics = createMetrics?.({
     drain,
-    checkNames: checkNames(config.requiredPorts, config.upstreamHealthPath !== undefined),
+    checkNames: checkNames(requiredPorts, config.upstreamHealthPath !== undefined),
     overloadProtection: config.maxConcurrency > 0,
   });
   const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
@@ -82,7 +90,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       ? undefined
       : new UpstreamProbe({ origin: config.upstream.origin, path: config.upstreamHealthPath, timeoutMs: config.upstreamHealthTimeoutMs });
   const readiness = new ReadinessCheck({
-    requiredPorts: config.requiredPorts,
+    requiredPorts,
     scanner: new ListenerScanner({ procRoot: config.procRoot, readTable }),
     log,
     ttlMs: config.cacheTtlMs,
@@ -160,7 +168,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       {
         listen: formatListenAddress({ host: config.listen.host, port: address.port }),
         upstream: config.upstream.url,
-        requiredListeners: config.requiredPorts,
+        requiredListeners: requiredPorts,
         upstreamHealthPath: config.upstreamHealthPath,
         procRoot: config.procRoot,
         ...describeConfig(config),
@@ -171,6 +179,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       },
       "listening",
     );
+    // Only shutdown: /readyz cannot tell anything about the app. Said once, so the operator knows.
+    if (readiness.names.length === 1) log.warn("no readiness checks configured; /readyz always reports ready");
     // The first check runs now, so the starting state is logged and the first probe is cached.
     void readiness.check();
     await app?.start();

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
-import { parseCommandLine } from "../src/cli.js";
+import { describeConfig, parseCommandLine } from "../src/cli.js";
 import type { Config } from "../src/config/config.js";
 import { VERSION, versionLine } from "../src/version.js";
 
@@ -39,6 +39,15 @@ t.test("defaults", async (t) => {
   t.equal(defaults.logLevel, "info");
   t.equal(defaults.errorPagesDir, undefined);
   t.equal(defaults.interceptUpstreamErrors, false);
+  t.equal(defaults.upstreamListener, "auto", "the entrypoint form requires the app's own loopback port");
+});
+
+t.test("--readiness-upstream-listener: auto or off, from the flag or the env", async (t) => {
+  t.equal(config(["--readiness-upstream-listener", "off"]).upstreamListener, "off");
+  t.equal(config(["--readiness-upstream-listener=auto"]).upstreamListener, "auto");
+  t.equal(config([], { READINESS_PROXY_UPSTREAM_LISTENER: "off" }).upstreamListener, "off");
+  t.equal(config(["--readiness-upstream-listener", "auto"], { READINESS_PROXY_UPSTREAM_LISTENER: "off" }).upstreamListener, "auto", "the flag over the env");
+  t.same(config(["--", "app"]).requiredPorts, [], "the operator's ports only: the upstream's joins them in the daemon");
 });
 
 t.test("both spellings, repeated, sorted", async (t) => {
@@ -124,6 +133,9 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [["--metrics-listen", ":8080"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":8080"'],
     [["--listen", "127.0.0.1:9000", "--metrics-listen", ":9000"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":9000"'],
     [[], { READINESS_PROXY_METRICS_LISTEN: "nope" }, 'error: --metrics-listen: expected [host]:port, like :9090 or 127.0.0.1:9090, got "nope"'],
+    [["--readiness-upstream-listener", "on"], {}, 'error: --readiness-upstream-listener: expected auto or off, got "on"'],
+    [["--readiness-upstream-listener=AUTO"], {}, 'error: --readiness-upstream-listener: expected auto or off, got "AUTO"'],
+    [[], { READINESS_PROXY_UPSTREAM_LISTENER: "false" }, 'error: --readiness-upstream-listener: expected auto or off, got "false"'],
   ];
   for (const [argv, env, message] of cases) {
     const { result, err } = run(argv, env);
@@ -165,7 +177,7 @@ t.test("--version and --help exit 0", async (t) => {
     "--proc-root",
     "READINESS_PROXY_PROC_ROOT",
     "--response-header-timeout",
-    '"120s"',
+    '"2m"',
     "--shutdown-delay",
     "--shutdown-timeout",
     '"20s"',
@@ -175,7 +187,7 @@ t.test("--version and --help exit 0", async (t) => {
     "READINESS_PROXY_UPSTREAM_PATH",
     "--readiness-upstream-timeout",
     "--readiness-warn-after",
-    '"60s"',
+    '"1m"',
     "--metrics-listen",
     "READINESS_PROXY_METRICS_LISTEN",
     "-- <command> [args...]",
@@ -298,4 +310,100 @@ t.test("--help lists the new options with their env variables", async (t) => {
   ]) {
     t.match(help, expected, `help shows ${expected}`);
   }
+});
+
+t.test("every option has an environment variable, generated from the option table and listed in --help", async (t) => {
+  const { OPTIONS, envName, flagName } = await import("../src/config/option-table.js");
+  const help = run(["--help"]).out;
+  const names = OPTIONS.map((spec) => envName(spec));
+  t.equal(new Set(names).size, names.length, "each variable names one option");
+  for (const spec of OPTIONS) {
+    const flag = flagName(spec);
+    t.match(envName(spec), /^READINESS_PROXY_[A-Z0-9_]+$/, flag);
+    // The flag's entry in --help (it may wrap onto the next lines) names its variable.
+    const entry = help.slice(help.indexOf(`  ${flag} `)).split(/\n {2}-/, 1)[0]!.replace(/\s+/g, " ");
+    t.match(entry, `env: ${envName(spec)}`, `--help: ${flag} lists ${envName(spec)}`);
+  }
+  // CONTRACT §1's names where the generated one would differ, and generated names for the rest.
+  const byFlag = Object.fromEntries(OPTIONS.map((spec) => [flagName(spec), envName(spec)]));
+  t.match(byFlag, {
+    "--readiness-required-listener": "READINESS_PROXY_REQUIRED_LISTENERS",
+    "--readiness-cache-ttl": "READINESS_PROXY_CACHE_TTL",
+    "--readiness-upstream-path": "READINESS_PROXY_UPSTREAM_PATH",
+    "--readiness-upstream-listener": "READINESS_PROXY_UPSTREAM_LISTENER",
+    "--response-header-timeout": "READINESS_PROXY_RESPONSE_HEADER_TIMEOUT",
+    "--shutdown-delay": "READINESS_PROXY_SHUTDOWN_DELAY",
+    "--shutdown-timeout": "READINESS_PROXY_SHUTDOWN_TIMEOUT",
+    "--readiness-upstream-timeout": "READINESS_PROXY_UPSTREAM_TIMEOUT",
+    "--readiness-warn-after": "READINESS_PROXY_WARN_AFTER",
+    "--app-stop-timeout": "READINESS_PROXY_APP_STOP_TIMEOUT",
+    "--error-pages-dir": "READINESS_PROXY_ERROR_PAGES_DIR",
+    "--error-pages-intercept-upstream": "READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM",
+  });
+});
+
+t.test("the options that had no variable: the env gives what the flag gives, and the flag wins", async (t) => {
+  const env = {
+    READINESS_PROXY_RESPONSE_HEADER_TIMEOUT: "2m",
+    READINESS_PROXY_SHUTDOWN_DELAY: "5s",
+    READINESS_PROXY_SHUTDOWN_TIMEOUT: "25s",
+    READINESS_PROXY_UPSTREAM_TIMEOUT: "250ms",
+    READINESS_PROXY_WARN_AFTER: "1m30s",
+    READINESS_PROXY_APP_STOP_TIMEOUT: "10s",
+    READINESS_PROXY_ERROR_PAGES_DIR: "/pages",
+    READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: "true",
+  };
+  t.match(config([], env), {
+    responseHeaderTimeoutMs: 120_000,
+    shutdownDelayMs: 5_000,
+    shutdownTimeoutMs: 25_000,
+    upstreamHealthTimeoutMs: 250,
+    warnAfterMs: 90_000,
+    appStopTimeoutMs: 10_000,
+    errorPagesDir: "/pages",
+    interceptUpstreamErrors: true,
+  });
+  t.equal(config([], { READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: "0" }).interceptUpstreamErrors, false);
+  t.equal(config(["--shutdown-delay", "1s"], env).shutdownDelayMs, 1_000, "the flag over the env");
+});
+
+t.test("a malformed value from the env is the same one-line exit-2 error as from the flag", async (t) => {
+  const { OPTIONS, envName, flagName } = await import("../src/config/option-table.js");
+  // Values some parser refuses: a bare number for durations, words for numbers, ports out of range.
+  const candidates = ["5", "nope", "-1", "70000", "0x10", "1 s"];
+  let compared = 0;
+  for (const spec of OPTIONS) {
+    if (spec.kind === "list" || spec.kind === "switch") continue;
+    const flag = flagName(spec);
+    // --max-queue and --queue-timeout are refused without the limiter: give it, so the value itself is judged.
+    const context = flag === "--max-queue" || flag === "--queue-timeout" ? ["--max-concurrency", "4"] : [];
+    for (const bad of candidates) {
+      const fromFlag = run([...context, flag, bad]);
+      if (fromFlag.result.action === "run") continue;
+      const fromEnv = run(context, { [envName(spec)]: bad });
+      t.same(fromEnv.result, { action: "exit", exitCode: 2 }, `${envName(spec)}=${bad}`);
+      t.equal(fromEnv.err, fromFlag.err, `${envName(spec)}=${JSON.stringify(bad)}: ${fromFlag.err.trim()}`);
+      t.notMatch(fromEnv.err, /\n./, "one line");
+      compared++;
+      break;
+    }
+  }
+  t.ok(compared >= 15, `${compared} options compared`);
+  const badSwitch = run([], { READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: "yes" });
+  t.same(badSwitch.result, { action: "exit", exitCode: 2 });
+  t.equal(badSwitch.err, 'error: READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: expected 1, true, 0 or false, got "yes"\n', "a switch takes no value on the command line: the variable is named");
+});
+
+t.test("--help shows each duration's default as the start line logs it (formatDuration: 2m, not 120s)", async (t) => {
+  const { OPTIONS, flagName } = await import("../src/config/option-table.js");
+  const { formatDuration, parseDuration } = await import("../src/config/duration.js");
+  const durations = OPTIONS.filter((spec) => spec.kind === "value" && spec.flag.endsWith("<duration>"));
+  t.ok(durations.length >= 8);
+  for (const spec of durations) {
+    if (spec.kind !== "value") continue;
+    t.equal(spec.default, formatDuration(parseDuration(spec.default)!), `${flagName(spec)} default ${spec.default}`);
+  }
+  const listening = describeConfig(config([]));
+  t.match(listening, { responseHeaderTimeout: "2m", readinessWarnAfter: "1m" }, "the start line's form");
+  t.match(run(["--help"]).out.replace(/\s+/g, " "), /--response-header-timeout <duration> .*\(default: "2m"/);
 });

@@ -1,4 +1,4 @@
-// The app of the entrypoint form (CONTRACT §8): started directly (no shell), signalled only when told, its end reported once.
+// The app of the entrypoint form (CONTRACT §8): started directly (no shell) in a process group of its own, signalled only when told, its end reported once, never left running when we exit.
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Logger } from "pino";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, errorCode } from "../errors.js";
@@ -19,6 +19,14 @@ export interface AppProcessOptions {
  * One run of the app. It inherits our environment (NODE_OPTIONS included: it is the app's),
  * working directory and stdio. Stopping is the shutdown's last step, after the drain, so the
  * app serves every request the proxy still forwards.
+ *
+ * The app runs in a session and process group of its own (setsid, node's `detached`): a
+ * terminal's Ctrl-C (SIGINT to the foreground process group) then reaches the proxy alone, which
+ * drains before it signals the app, as the kubelet's SIGTERM does. The price is that the app
+ * outlives a proxy that dies without running its exit handlers (SIGKILL, the OOM killer): in a
+ * container the kernel ends it with the container's PID namespace (tini or the proxy is PID 1);
+ * on a terminal, `kill -- -<pid>` with the pid of `app started` ends its group. Every exit the
+ * proxy does run (process.exit, an uncaught exception) SIGKILLs the app's group first.
  */
 export class AppProcess {
   readonly #options: AppProcessOptions;
@@ -50,8 +58,10 @@ export class AppProcess {
     const { command, log } = this.#options;
     const [file, ...args] = command as [string, ...string[]];
     return new Promise((resolve, reject) => {
-      const child = spawn(file, args, { stdio: "inherit" });
+      const child = spawn(file, args, { stdio: "inherit", detached: true });
       this.#child = child;
+      // Synchronous on purpose: 'exit' handlers cannot wait. Removed once the app is gone.
+      const killOnOurExit = () => this.#signalGroup("SIGKILL");
       child.once("error", (error) => {
         if (child.pid !== undefined) return; // a failed kill() of a running app: its exit still comes
         const code = errorCode(error);
@@ -60,12 +70,14 @@ export class AppProcess {
         reject(new ReadinessProxyError(ERROR_CODES.appStart, `cannot start ${file}: ${reason}`, notFound ? EXIT_CODES.notFound : EXIT_CODES.notExecutable));
       });
       child.once("spawn", () => {
+        process.once("exit", killOnOurExit);
         log.info({ pid: child.pid, command }, "app started");
         resolve();
       });
       child.once("exit", (code, signal) => {
         const exit: AppExit = { code, signal };
         this.#exit = exit;
+        process.removeListener("exit", killOnOurExit);
         log.info(code === null ? { signal } : { code }, "app exited");
         this.#onExit(exit);
       });
@@ -92,9 +104,19 @@ export class AppProcess {
     return exit;
   }
 
-  /** SIGKILL now (a second SIGTERM, or the stop timeout). */
+  /** SIGKILL now (a second SIGTERM, or the stop timeout), to the app's whole group: no worker of its is left behind. */
   kill(): void {
-    if (this.#isRunning()) this.#child!.kill("SIGKILL");
+    this.#signalGroup("SIGKILL");
+  }
+
+  /** `signal` to every process of the app's group (its pid is the group's id), if it still runs. */
+  #signalGroup(signal: NodeJS.Signals): void {
+    if (!this.#isRunning()) return;
+    try {
+      process.kill(-this.#child!.pid!, signal);
+    } catch {
+      // The group is gone (ESRCH): the app's exit event is on its way.
+    }
   }
 
   #isRunning(): boolean {

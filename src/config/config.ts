@@ -2,6 +2,7 @@
 import type { Level } from "pino";
 import type { ListenAddress } from "./listen-address.js";
 import type { Upstream } from "./upstream-url.js";
+import type { UpstreamListenerMode } from "../readiness/upstream-listener.js";
 
 /** Everything the daemon needs, validated. Each field but `appCommand` has one row in src/config/option-table.ts. */
 export interface Config {
@@ -9,6 +10,8 @@ export interface Config {
   readonly upstream: Upstream;
   /** Ascending and unique, at most 16. */
   readonly requiredPorts: readonly number[];
+  /** Entrypoint form: also require the upstream's own port when it is on loopback (`auto`), or not (`off`). */
+  readonly upstreamListener: UpstreamListenerMode;
   readonly cacheTtlMs: number;
   readonly procRoot: string;
   readonly responseHeaderTimeoutMs: number;

@@ -12,6 +12,7 @@ import {
   parseRequiredPorts,
 } from "./option-values.js";
 import { parseUpstream } from "./upstream-url.js";
+import { UPSTREAM_LISTENER_MODES } from "../readiness/upstream-listener.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
@@ -23,7 +24,7 @@ interface OptionBase {
   /** The flag and its value's placeholder, as commander and --help show it: `--listen <[host]:port>`. */
   readonly flag: string;
   readonly help: string;
-  /** The environment variable read when the flag is not given. */
+  /** The environment variable read when the flag is not given, where it is not the generated one (see {@link envName}). */
   readonly env?: string;
 }
 
@@ -35,7 +36,7 @@ interface OptionBase {
 interface ValueOption<K extends keyof OptionFields> extends OptionBase {
   readonly kind: "value";
   readonly field: K;
-  /** As a user would write it: parsed like a given value, and shown by --help. */
+  /** As a user would write it: parsed like a given value, and shown by --help (a duration as the start line logs it: `2m`, not `120s`). */
   readonly default: string;
   readonly parse: (input: string, text: string) => OptionFields[K];
 }
@@ -79,6 +80,17 @@ export function flagName(spec: OptionSpec): string {
   return spec.flag.split(" ", 1)[0]!;
 }
 
+/**
+ * The environment variable of an option: the row's own `env` where CONTRACT §1 names one that
+ * differs, else `READINESS_PROXY_` and the flag's name without `--` and a leading `readiness-`
+ * (the variables' prefix says it already), upper-snake: `--shutdown-delay` ->
+ * `READINESS_PROXY_SHUTDOWN_DELAY`, `--readiness-warn-after` -> `READINESS_PROXY_WARN_AFTER`.
+ * So every option has one, and a new row gets its own without a line.
+ */
+export function envName(spec: OptionSpec): string {
+  return spec.env ?? `READINESS_PROXY_${flagName(spec).slice(2).replace(/^readiness-/, "").replace(/-/g, "_").toUpperCase()}`;
+}
+
 /** The option table, in --help's order. */
 export const OPTIONS = [
   {
@@ -112,9 +124,18 @@ export const OPTIONS = [
   },
   {
     kind: "value",
+    field: "upstreamListener",
+    flag: "--readiness-upstream-listener <auto|off>",
+    help: "entrypoint form: auto also requires the upstream's own port when its host is loopback (503 until the app listens); off: not",
+    env: "READINESS_PROXY_UPSTREAM_LISTENER",
+    default: "auto",
+    parse: (input, text) => UPSTREAM_LISTENER_MODES.find((mode) => mode === text) ?? expected(input, "expected auto or off", text),
+  },
+  {
+    kind: "value",
     field: "cacheTtlMs",
     flag: "--readiness-cache-ttl <duration>",
-    help: "how long one listener check serves all callers",
+    help: "how long one result of the whole check (every listener and the upstream check) serves all callers",
     env: "READINESS_PROXY_CACHE_TTL",
     default: "1s",
     parse: parseDurationOption,
@@ -133,7 +154,7 @@ export const OPTIONS = [
     field: "responseHeaderTimeoutMs",
     flag: "--response-header-timeout <duration>",
     help: "the upstream must send its response head within this, else 504",
-    default: "120s",
+    default: "2m",
     parse: parsePositiveDurationOption,
   },
   {
@@ -175,7 +196,7 @@ export const OPTIONS = [
     field: "warnAfterMs",
     flag: "--readiness-warn-after <duration>",
     help: "a check failing this long is named in one warn line",
-    default: "60s",
+    default: "1m",
     parse: parseDurationOption,
   },
   {
@@ -238,7 +259,7 @@ export const OPTIONS = [
     kind: "switch",
     field: "accessLog",
     flag: "--access-log",
-    help: "log one JSON line per finished proxied request (off by default; the env variable takes 1, true, 0 or false)",
+    help: "log one JSON line per finished proxied request (off by default)",
     env: "READINESS_PROXY_ACCESS_LOG",
   },
 ] as const satisfies readonly OptionSpec[];

@@ -26,7 +26,8 @@ function readManifest(t: Test, file: string) {
   const [deployment, service] = documents.map((document) => document.toJS() as Record<string, any>);
   t.equal(deployment?.kind, "Deployment");
   t.equal(service?.kind, "Service");
-  t.equal(service?.spec.ports[0].targetPort, "http");
+  // Where it points is manifest-rules.test.ts's business: a regular container's named port, or the proxy's number.
+  t.equal(service?.spec.ports[0].port, 80);
   return { deployment, pod: deployment?.spec.template.spec, service };
 }
 
@@ -57,13 +58,14 @@ t.test("deployment-entrypoint.yaml: one container runs proxy and app; the grace 
 });
 
 t.test("deployment-sidecar.yaml: a native sidecar whose startup probe is /healthz, the app with a preStop sleep", async (t) => {
-  const { pod } = readManifest(t, "deployment-sidecar.yaml");
+  const { pod, service } = readManifest(t, "deployment-sidecar.yaml");
   const proxy = (pod.initContainers as Container[]).find((container) => container.name === "readiness-proxy")!;
   t.equal(proxy.restartPolicy, "Always", "a native sidecar (Kubernetes 1.29+)");
   checkProbes(t, proxy);
   t.same(proxy.startupProbe?.httpGet, { path: "/healthz", port: "http" }, "never /readyz: the app starts only after it passes");
   const config = configOf(t, proxy.args!);
   t.same(config.appCommand, [], "the sidecar form runs no app");
+  t.equal(service?.spec.ports[0].targetPort, 8080, "by number: Services do not resolve a sidecar's named ports (kubernetes#127958)");
   const app = (pod.containers as Container[]).find((container) => container.name === "app")!;
   const sleep = app.lifecycle?.preStop?.sleep?.seconds ?? 0;
   t.ok(sleep > 0, "the app keeps serving while endpoints drop it");

@@ -1,0 +1,117 @@
+// Every manifest under docs/deploy/ and README.md's Kubernetes snippet pass Pod Security "restricted", resolve their Service and PodMonitor ports, and fit probes and the proxy's stop into the shutdown delay and grace period; the rules themselves catch the mistakes they exist for.
+import t from "tap";
+import { parse } from "yaml";
+import { deployObjects, podsOf, readmePod, type KubeObject, type SourcedObject } from "./manifests.js";
+import { containerLimitProblems, podSecurityProblems, portProblems, timingProblems } from "./manifest-rules.js";
+
+const shipped = deployObjects();
+const pods = [...podsOf(shipped), ...podsOf([readmePod()])];
+
+t.test("the docs define the pods the rules read", async (t) => {
+  t.same(
+    pods.map((pod) => pod.source),
+    ["docs/deploy/deployment-entrypoint.yaml Deployment/model-server", "docs/deploy/deployment-sidecar.yaml Deployment/model-server", "README.md Kubernetes snippet"],
+  );
+});
+
+for (const pod of pods) {
+  t.test(pod.source, async (t) => {
+    t.same(podSecurityProblems(pod.spec), [], 'Pod Security "restricted"');
+    t.same(containerLimitProblems(pod.spec), [], "read-only root and a memory limit on every container");
+    t.same(timingProblems(pod.spec), [], "probes fit the shutdown delay; the whole stop and a margin fit the grace period");
+  });
+}
+
+t.test("Service targetPorts and PodMonitor ports resolve, file by file (each Service selects its own file's pods)", async (t) => {
+  const files = new Set(shipped.map(({ source }) => source.split(" ")[0]!));
+  const monitors = shipped.filter(({ object }) => object.kind === "PodMonitor");
+  for (const file of files) {
+    const objects = shipped.filter(({ source, object }) => source.startsWith(`${file} `) && object.kind !== "PodMonitor");
+    const filePods = podsOf(objects);
+    if (filePods.length === 0) continue;
+    // The PodMonitor selects the pods of either Deployment: each must declare its port.
+    t.same(portProblems([...objects, ...monitors], filePods), [], file);
+  }
+  t.ok(monitors.length > 0, "docs/deploy/podmonitor.yaml is read");
+});
+
+/** A pod spec in YAML, as a test case writes it. */
+const podSpec = (yaml: string) => parse(yaml) as KubeObject;
+
+const GOOD_POD = `
+terminationGracePeriodSeconds: 35
+securityContext: { runAsNonRoot: true, seccompProfile: { type: RuntimeDefault } }
+containers:
+  - name: app
+    image: registry.example/app:1
+    args: [--shutdown-delay=5s, --, app]
+    ports: [{ name: http, containerPort: 8080 }]
+    readinessProbe: { httpGet: { path: /readyz, port: http }, periodSeconds: 2, failureThreshold: 2 }
+    resources: { limits: { memory: 256Mi } }
+    securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: [ALL] } }
+`;
+
+t.test("the rules find what they exist for", async (t) => {
+  const good = podSpec(GOOD_POD);
+  t.same([...podSecurityProblems(good), ...containerLimitProblems(good), ...timingProblems(good)], [], "the good pod passes");
+  const cases: Array<[string, (pod: KubeObject) => void, (pod: KubeObject) => string[], RegExp]> = [
+    ["no seccomp profile", (pod) => delete pod.securityContext.seccompProfile, podSecurityProblems, /seccompProfile unset/],
+    ["Unconfined seccomp on the container", (pod) => (pod.containers[0].securityContext.seccompProfile = { type: "Unconfined" }), podSecurityProblems, /seccompProfile Unconfined/],
+    ["root allowed", (pod) => delete pod.securityContext.runAsNonRoot, podSecurityProblems, /runAsNonRoot/],
+    ["privilege escalation", (pod) => delete pod.containers[0].securityContext.allowPrivilegeEscalation, podSecurityProblems, /allowPrivilegeEscalation/],
+    ["capabilities kept", (pod) => (pod.containers[0].securityContext.capabilities = { drop: ["NET_RAW"] }), podSecurityProblems, /drop ALL/],
+    ["a capability added", (pod) => (pod.containers[0].securityContext.capabilities.add = ["SYS_ADMIN"]), podSecurityProblems, /adds capability SYS_ADMIN/],
+    ["the host's network", (pod) => (pod.hostNetwork = true), podSecurityProblems, /hostNetwork/],
+    ["the host's PIDs", (pod) => (pod.hostPID = true), podSecurityProblems, /hostPID/],
+    ["the host's IPC", (pod) => (pod.hostIPC = true), podSecurityProblems, /hostIPC/],
+    ["a hostPath volume", (pod) => (pod.volumes = [{ name: "proc", hostPath: { path: "/proc" } }]), podSecurityProblems, /volume proc: hostPath/],
+    ["a writable root", (pod) => delete pod.containers[0].securityContext.readOnlyRootFilesystem, containerLimitProblems, /readOnlyRootFilesystem/],
+    ["no memory limit", (pod) => delete pod.containers[0].resources.limits, containerLimitProblems, /no memory limit/],
+    // The README before issue 29: period 2 s with the default failureThreshold 3 against a 5 s delay.
+    ["the probe slower than the delay", (pod) => delete pod.containers[0].readinessProbe.failureThreshold, timingProblems, /= 6s > the 5s shutdown delay/],
+    // ...and no grace period: 5 + 20 + 5 s is exactly the default 30 s, no margin.
+    ["the default grace period", (pod) => delete pod.terminationGracePeriodSeconds, timingProblems, /= 35s > terminationGracePeriodSeconds 30/],
+    // The env variables count as the flags do: a 1 s delay from the env is shorter than the 4 s probe.
+    ["a delay from the env", (pod) => ((pod.containers[0].args = ["--", "app"]), (pod.containers[0].env = [{ name: "READINESS_PROXY_SHUTDOWN_DELAY", value: "1s" }])), timingProblems, /= 4s > the 1s shutdown delay/],
+    ["a timeout from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_SHUTDOWN_TIMEOUT", value: "30s" }]), timingProblems, /timeout 30s .* = 45s > terminationGracePeriodSeconds 35/],
+    ["a value the proxy refuses, from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_LOG_LEVEL", value: "loud" }]), timingProblems, /refuses its args: error: --log-level/],
+  ];
+  for (const [name, breakIt, rule, expected] of cases) {
+    const pod = podSpec(GOOD_POD);
+    breakIt(pod);
+    let found: string;
+    try {
+      found = rule(pod).join("\n");
+    } catch (error) {
+      found = String(error);
+    }
+    t.match(found, expected, name);
+  }
+});
+
+t.test("a Service that targets a sidecar's named port, and a PodMonitor port nobody declares, are caught", async (t) => {
+  const objects: SourcedObject[] = parse(`
+- kind: Deployment
+  metadata: { name: d }
+  spec:
+    template:
+      metadata: { labels: { app: x } }
+      spec:
+        initContainers:
+          - { name: proxy, image: registry.example/readiness-proxy:0.1.0, restartPolicy: Always, args: ["--listen=:8080"], ports: [{ name: http, containerPort: 8080 }] }
+        containers:
+          - { name: app, image: app, ports: [{ name: app, containerPort: 8000 }] }
+- { kind: Service, metadata: { name: s }, spec: { selector: { app: x }, ports: [{ port: 80, targetPort: http }] } }
+- { kind: Service, metadata: { name: n }, spec: { selector: { app: x }, ports: [{ port: 80, targetPort: 8080 }, { port: 81, targetPort: 7 }] } }
+- { kind: PodMonitor, metadata: { name: m }, spec: { selector: { matchLabels: { app: x } }, podMetricsEndpoints: [{ port: metrics }] } }
+- { kind: Service, metadata: { name: lost }, spec: { selector: { app: y }, ports: [{ port: 80 }] } }
+`).map((object: KubeObject) => ({ source: `${object.kind}/${object.metadata.name}`, object }));
+  const problems = portProblems(objects, podsOf(objects));
+  t.match(problems, [
+    /^Service\/s: targetPort of 80 "http" is no named port of a regular container of Deployment\/d$/,
+    /^Service\/n: targetPort of 81 7 is a port nothing in Deployment\/d$/,
+    /^PodMonitor\/m: port "metrics" is no named port/,
+    /^Service\/lost: targetPort of 80 selects no pod/,
+  ]);
+  t.equal(problems.length, 4, "the numeric 8080, which the sidecar listens on, resolves");
+});

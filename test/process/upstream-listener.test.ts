@@ -1,0 +1,73 @@
+// The entrypoint form against the built program: the upstream's own loopback port is a required listener by default, so /readyz is 503 until the app listens; --readiness-upstream-listener off, and the sidecar form, keep the old rule.
+import { join } from "node:path";
+import t, { type Test } from "tap";
+import { send } from "../helpers/http-client.js";
+import { BUILT_ARTIFACTS, spawnDaemon } from "../helpers/spawn-daemon.js";
+import { closedPort } from "../helpers/test-doubles.js";
+
+const APP = join(import.meta.dirname, "late-listening-app.mjs");
+
+for (const artifact of BUILT_ARTIFACTS) {
+  t.test(`${artifact.name}: the upstream listener`, { skip: !artifact.built && `${artifact.name} is not built: run make build` }, async (t) => {
+    /** The proxy in front of an app that listens on GET /listen of its control port; the cache off, so each /readyz scans. */
+    async function startWithLateApp(t: Test, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+      const [appPort, controlPort] = [await closedPort(), await closedPort()];
+      const argv = ["--upstream", `http://127.0.0.1:${appPort}`, "--readiness-cache-ttl", "0s", ...args, "--", process.execPath, APP, String(appPort), String(controlPort)];
+      const daemon = await spawnDaemon(t, artifact.command, argv, { env: { PATH: process.env.PATH, ...env } });
+      await daemon.waitForLog("app control ready");
+      t.teardown(() => {
+        if (daemon.child.exitCode === null) daemon.child.kill("SIGTERM");
+        return daemon.exited.then(() => undefined);
+      });
+      return { daemon, appPort, listen: () => send(controlPort, "/listen") };
+    }
+
+    t.test("by default: 503 listener-<port> while the app starts, 200 once it listens", async (t) => {
+      const { daemon, appPort, listen } = await startWithLateApp(t);
+      t.match(daemon.records.find((record) => record.msg === "listening"), { requiredListeners: [appPort] });
+      const before = await send(daemon.port, "/readyz");
+      t.equal(before.status, 503);
+      t.same(before.json(), { status: "not ready", missingListeners: [appPort], failedChecks: [`listener-${appPort}`] });
+      t.equal((await send(daemon.port, `/readyz/listener-${appPort}`)).text(), `listener-${appPort} failed: not listening\n`);
+      t.equal((await send(daemon.port, "/anything")).status, 502, "what the kubelet would have published: every request 502");
+      t.equal((await listen()).text(), "listening");
+      const after = await send(daemon.port, "/readyz");
+      t.equal(after.status, 200);
+      t.equal(after.text(), '{"status":"ready"}');
+      t.equal((await send(daemon.port, "/anything")).text(), "app /anything");
+      t.notOk(daemon.records.some((record) => record.msg === "no readiness checks configured; /readyz always reports ready"));
+    });
+
+    t.test("a port the operator already requires is one check, not two", async (t) => {
+      const { daemon, appPort } = await startWithLateApp(t, ["--readiness-required-listener", "1"]);
+      const listening = daemon.records.find((record) => record.msg === "listening")!;
+      t.same(listening.requiredListeners, [1, appPort].sort((a, b) => a - b));
+      const again = await spawnDaemon(t, artifact.command, ["--upstream", `http://localhost:${appPort}`, `--readiness-required-listener=${appPort}`, "--", process.execPath, "-e", "setInterval(() => {}, 1000)"]);
+      t.same(again.records.find((record) => record.msg === "listening")!.requiredListeners, [appPort], "localhost counts as loopback; the port once");
+      again.child.kill("SIGTERM");
+      await again.exited;
+    });
+
+    for (const [how, args, env] of [
+      ["--readiness-upstream-listener off", ["--readiness-upstream-listener", "off"], {}],
+      ["READINESS_PROXY_UPSTREAM_LISTENER=off", [], { READINESS_PROXY_UPSTREAM_LISTENER: "off" }],
+    ] as const) {
+      t.test(`${how}: 200 before the app listens, and the start says no check is configured`, async (t) => {
+        const { daemon } = await startWithLateApp(t, [...args], env);
+        t.match(daemon.records.find((record) => record.msg === "listening"), { requiredListeners: [] });
+        t.equal((await send(daemon.port, "/readyz")).status, 200);
+        t.match(await daemon.waitForLog("no readiness checks configured; /readyz always reports ready"), { level: 40 });
+      });
+    }
+
+    t.test("the sidecar form requires nothing by default, and warns once at start", async (t) => {
+      const daemon = await spawnDaemon(t, artifact.command, ["--upstream", `http://127.0.0.1:${await closedPort()}`]);
+      t.match(daemon.records.find((record) => record.msg === "listening"), { requiredListeners: [] });
+      t.equal((await send(daemon.port, "/readyz")).status, 200);
+      await daemon.waitForLog("no readiness checks configured; /readyz always reports ready");
+      t.equal(daemon.records.filter((record) => record.msg === "no readiness checks configured; /readyz always reports ready").length, 1);
+      const withCheck = await spawnDaemon(t, artifact.command, ["--readiness-upstream-path", "/ready"]);
+      t.notOk(withCheck.records.some((record) => record.msg === "no readiness checks configured; /readyz always reports ready"), "an upstream check is a check");
+    });
+  });
+}
