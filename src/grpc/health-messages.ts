@@ -1,4 +1,5 @@
 // grpc.health.v1's two messages by hand: HealthCheckRequest (field 1, `service`) and HealthCheckResponse (field 1, `status`), no protobuf runtime.
+import { frameMessage } from "./message-framing.js";
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, WireFormatError, WireReader, encodeTag, encodeVarint } from "./protobuf-wire.js";
 
 /** HealthCheckResponse.ServingStatus. */
@@ -54,6 +55,13 @@ const RESPONSES: readonly Buffer[] = [0, 1, 2, 3].map((status) =>
 /** A HealthCheckResponse (UNKNOWN, the default, is the empty message). */
 export function encodeHealthCheckResponse(status: ServingStatus): Buffer {
   return RESPONSES[status]!;
+}
+
+const FRAMED_RESPONSES: readonly Buffer[] = RESPONSES.map((message) => frameMessage(message));
+
+/** A HealthCheckResponse length-prefixed for the wire: framed once, shared by every stream. */
+export function framedHealthCheckResponse(status: ServingStatus): Buffer {
+  return FRAMED_RESPONSES[status]!;
 }
 
 /**
