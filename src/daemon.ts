@@ -20,6 +20,7 @@ import { UpstreamPool } from "./relay/upstream-pool.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
+import { GrpcUpstreamProbe } from "./readiness/grpc-upstream-probe.js";
 import { UpstreamProbe } from "./readiness/upstream-probe.js";
 import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
@@ -72,21 +73,18 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const drain = { draining: false };
   const metrics = createMetrics?.({
     drain,
-    checkNames: checkNames(config.requiredPorts, config.upstreamHealthPath !== undefined),
+    checkNames: checkNames(config.requiredPorts, hasUpstreamCheck(config)),
     overloadProtection: config.maxConcurrency > 0,
   });
   const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
-  const upstreamProbe =
-    config.upstreamHealthPath === undefined
-      ? undefined
-      : new UpstreamProbe({ origin: config.upstream.origin, path: config.upstreamHealthPath, timeoutMs: config.upstreamHealthTimeoutMs });
+  const upstreamProbe = createUpstreamProbe(config);
   const readiness = new ReadinessCheck({
     requiredPorts: config.requiredPorts,
     scanner: new ListenerScanner({ procRoot: config.procRoot, readTable }),
     log,
     ttlMs: config.cacheTtlMs,
-    upstream: upstreamProbe && { path: config.upstreamHealthPath!, probe: () => upstreamProbe.probe() },
+    upstream: upstreamProbe,
     warnAfterMs: config.warnAfterMs,
     observer: metrics?.readiness,
   });
@@ -152,6 +150,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
         upstream: config.upstream.url,
         requiredListeners: config.requiredPorts,
         upstreamHealthPath: config.upstreamHealthPath,
+        upstreamGrpcService: config.upstreamGrpcService,
         procRoot: config.procRoot,
         ...describeConfig(config),
         // Which build answers: a mixed x64/arm64 fleet is told apart from one log line.
@@ -167,4 +166,18 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     return address;
   };
   return { server, app, readiness, shutdown, start };
+}
+
+/** Whether the `upstream` check runs: an HTTP path or a gRPC service (never both: the CLI refuses it). */
+function hasUpstreamCheck(config: Config): boolean {
+  return config.upstreamHealthPath !== undefined || config.upstreamGrpcService !== undefined;
+}
+
+/** The `upstream` check's probe: GET of the app's path (§3b), or its grpc.health.v1 Check over h2c (§13). */
+function createUpstreamProbe(config: Config): UpstreamProbe | GrpcUpstreamProbe | undefined {
+  const { origin } = config.upstream;
+  const timeoutMs = config.upstreamHealthTimeoutMs;
+  if (config.upstreamGrpcService !== undefined) return new GrpcUpstreamProbe({ origin, service: config.upstreamGrpcService, timeoutMs });
+  if (config.upstreamHealthPath === undefined) return undefined;
+  return new UpstreamProbe({ origin, path: config.upstreamHealthPath, timeoutMs });
 }

@@ -25,6 +25,8 @@ export interface Config {
   readonly appStopTimeoutMs: number;
   /** The app's own health path, also required to answer 200-399 (CONTRACT §3b); undefined for none. */
   readonly upstreamHealthPath: string | undefined;
+  /** The app's grpc.health.v1 service whose Check is the upstream check instead (CONTRACT §13; "" is the whole server); undefined for none. */
+  readonly upstreamGrpcService: string | undefined;
   readonly upstreamHealthTimeoutMs: number;
   /** A check failing this long is named in one warn line per failing episode. */
   readonly warnAfterMs: number;

@@ -163,6 +163,15 @@ export const OPTIONS = [
     parse: parseHealthPath,
   },
   {
+    kind: "optional",
+    field: "upstreamGrpcService",
+    flag: "--readiness-upstream-grpc-service <name>",
+    help: 'instead of a path: require the app\'s grpc.health.v1 Check for this service to answer SERVING ("" = the whole server)',
+    env: "READINESS_PROXY_UPSTREAM_GRPC_SERVICE",
+    // Any name, "" included: it is the app's to define; it travels as a protobuf string.
+    parse: (_input, text) => text,
+  },
+  {
     kind: "value",
     field: "upstreamHealthTimeoutMs",
     flag: "--readiness-upstream-timeout <duration>",
