@@ -4,7 +4,8 @@
 # decoded by protobuf's own runtime, independently of the proxy's hand-written codec.
 #
 # stdout, one line each: "listening <port>", then "check <service>" / "watch <service>" / "echo <text>"
-# for every call received (so a test sees what reached the app), "ok" after each control line.
+# for every call received (so a test sees what reached the app), "user-agent <ua>" after a check,
+# "ok" after each control line.
 # stdin, one command a line:
 #   set <service|-> <SERVING|NOT_SERVING|UNKNOWN|SERVICE_UNKNOWN|NOTFOUND|UNIMPLEMENTED|HANG>
 #     (`-` is the service "": the server as a whole; NOTFOUND drops the service: grpc-status 5)
@@ -62,6 +63,9 @@ def say(line):
 
 def check(request, context):
     say("check " + request.service)
+    agent = dict(context.invocation_metadata()).get("user-agent")
+    if agent:
+        say("user-agent " + agent)
     with changed:
         mode = state.get(request.service, "NOTFOUND")
     if mode == "HANG":

@@ -28,8 +28,8 @@ export interface GrpcApp {
   readonly calls: string[];
   /** Sets a service's health (`""` is the server as a whole); resolves once the app applied it. */
   set(service: string, mode: HealthMode): Promise<void>;
-  /** Resolves when a call line equal to `line` has arrived (already or later). */
-  waitForCall(line: string): Promise<void>;
+  /** Resolves when a call line equal to `line` (or matching it) has arrived, already or later. */
+  waitForCall(line: string | RegExp): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -38,7 +38,8 @@ export function startGrpcApp(t: Test, port = 0): Promise<GrpcApp> {
   const child = spawn(SYSTEM_PYTHON, ["-u", APP, String(port)], { stdio: ["pipe", "pipe", "pipe"] });
   const calls: string[] = [];
   const acks: Array<() => void> = [];
-  const callWaiters: Array<{ line: string; resolve: () => void }> = [];
+  const callWaiters: Array<{ line: string | RegExp; resolve: () => void }> = [];
+  const matches = (line: string, wanted: string | RegExp) => (typeof wanted === "string" ? line === wanted : wanted.test(line));
   let stderr = "";
   let pending = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -66,7 +67,7 @@ export function startGrpcApp(t: Test, port = 0): Promise<GrpcApp> {
                 child.stdin!.write(`set ${service === "" ? "-" : service} ${mode}\n`);
               }),
             waitForCall: (wanted) =>
-              calls.includes(wanted) ? Promise.resolve() : new Promise<void>((done) => callWaiters.push({ line: wanted, resolve: done })),
+              calls.some((line) => matches(line, wanted)) ? Promise.resolve() : new Promise<void>((done) => callWaiters.push({ line: wanted, resolve: done })),
             stop: () => {
               child.kill("SIGKILL");
               return exited;
@@ -76,7 +77,7 @@ export function startGrpcApp(t: Test, port = 0): Promise<GrpcApp> {
           acks.shift()?.();
         } else {
           calls.push(line);
-          for (const waiter of callWaiters.filter((entry) => entry.line === line)) waiter.resolve();
+          for (const waiter of callWaiters.filter((entry) => matches(line, entry.line))) waiter.resolve();
         }
       }
     });
