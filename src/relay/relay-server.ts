@@ -10,6 +10,8 @@ import { LocalAnswer } from "./local-answer.js";
 import type { RelayContext } from "./relay-context.js";
 import type { RequestHead } from "./request-head.js";
 import { CLIENT_KEEP_ALIVE_SECONDS } from "./response-head.js";
+import { H2Listener } from "./http2/h2-listener.js";
+import type { H2RoutingParts } from "./http2/h2-routing.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -25,6 +27,8 @@ export interface RelayServerParts {
   readonly health: HealthEndpoints;
   readonly context: RelayContext;
   readonly drain: DrainState;
+  /** The h2 side's parts beyond health and context (CONTRACT §13). */
+  readonly http2: Omit<H2RoutingParts, "health" | "context">;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -62,6 +66,8 @@ export class RelayServer implements ConnectionHost, Listener {
   readonly #parts: RelayServerParts;
   readonly #connections = new Set<ClientConnection>();
   #sweeper: NodeJS.Timeout | undefined;
+  /** Made at the first HTTP/2 connection. */
+  #h2: H2Listener | undefined;
   /** Coarse time in ms, advanced by the sweep; starts at 1 so that 0 can mean "not set". */
   now = 1;
 
@@ -109,6 +115,12 @@ export class RelayServer implements ConnectionHost, Listener {
     this.#connections.delete(connection);
   }
 
+  switchToHttp2(connection: ClientConnection, rest: Buffer): void {
+    this.#connections.delete(connection);
+    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS);
+    this.#h2.accept(connection.socket, rest, this.now);
+  }
+
   close(done: () => void): void {
     this.server.close(() => {
       clearInterval(this.#sweeper);
@@ -118,10 +130,13 @@ export class RelayServer implements ConnectionHost, Listener {
 
   closeIdleConnections(): void {
     for (const connection of this.#connections) if (connection.idle) connection.destroy();
+    // HTTP/2 connections get GOAWAY here (the drain's step after the delay): their streams finish.
+    this.#h2?.closeGracefully();
   }
 
   closeAllConnections(): void {
     for (const connection of this.#connections) connection.destroy();
+    this.#h2?.destroyAll();
   }
 
   #accept(socket: Socket): void {
@@ -132,6 +147,7 @@ export class RelayServer implements ConnectionHost, Listener {
   sweep(): void {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
+    this.#h2?.sweep(now);
     for (const connection of this.#connections) {
       if (connection.headStartedAt > 0) {
         if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
