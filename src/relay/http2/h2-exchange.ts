@@ -35,6 +35,8 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
   #upstream: ClientHttp2Stream | undefined;
   #headTimer: NodeJS.Timeout | undefined;
   #trailers: OutgoingHttpHeaders | undefined;
+  /** The client's own request trailers, sent on when the app's stream wants them. */
+  #requestTrailers: OutgoingHttpHeaders | undefined;
   #clientEnded: boolean;
   #bodyForwarded = false;
   #responseStarted = false;
@@ -60,6 +62,7 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     client.on("end", this.#onClientEnd);
     client.on("drain", this.#onClientDrain);
     client.on("wantTrailers", this.#onWantTrailers);
+    client.on("trailers", this.#onClientTrailers);
     client.on("error", ignore);
     client.on("close", this.#onClientClose);
   }
@@ -98,7 +101,8 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     this.#session = session;
     let upstream: ClientHttp2Stream;
     try {
-      upstream = session.request(this.#headers, { endStream: this.#clientEnded && (this.#preRead === undefined || this.#preRead.length === 0) });
+      const endStream = this.#clientEnded && (this.#preRead === undefined || this.#preRead.length === 0);
+      upstream = session.request(this.#headers, { endStream, waitForTrailers: !endStream });
     } catch (error) {
       this.#parts.pool.release(session);
       this.#session = undefined;
@@ -112,6 +116,7 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     upstream.on("trailers", this.#onUpstreamTrailers);
     upstream.on("end", this.#onUpstreamEnd);
     upstream.on("drain", this.#onUpstreamDrain);
+    upstream.on("wantTrailers", this.#onUpstreamWantsTrailers);
     upstream.on("error", ignore);
     upstream.on("close", this.#onUpstreamClose);
     if (this.#preRead !== undefined && this.#preRead.length > 0) {
@@ -141,6 +146,14 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     if (upstream === undefined || this.#done) return;
     upstream.end();
     if (!this.#responseStarted) this.#awaitHead();
+  };
+
+  readonly #onClientTrailers = (headers: IncomingHttpHeaders): void => {
+    this.#requestTrailers = relayedH2Headers(headers);
+  };
+
+  readonly #onUpstreamWantsTrailers = (): void => {
+    this.#upstream?.sendTrailers(this.#requestTrailers ?? {});
   };
 
   readonly #onUpstreamDrain = (): void => {
