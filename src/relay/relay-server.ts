@@ -12,6 +12,8 @@ import type { RequestHead } from "./request-head.js";
 import { CLIENT_KEEP_ALIVE_SECONDS } from "./response-head.js";
 import { H2Listener } from "./http2/h2-listener.js";
 import type { H2RoutingParts } from "./http2/h2-routing.js";
+import { H1ToH2cExchange } from "./http2/h1-to-h2c-exchange.js";
+import type { H2cPool } from "./http2/h2c-pool.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -68,11 +70,14 @@ export class RelayServer implements ConnectionHost, Listener {
   #sweeper: NodeJS.Timeout | undefined;
   /** Made at the first HTTP/2 connection. */
   #h2: H2Listener | undefined;
+  /** `--upstream-protocol h2c`: HTTP/1.1 requests go to the app over h2c too (upgrades stay HTTP/1.1). */
+  readonly #h2cForHttp1: H2cPool | undefined;
   /** Coarse time in ms, advanced by the sweep; starts at 1 so that 0 can mean "not set". */
   now = 1;
 
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
+    this.#h2cForHttp1 = parts.http2.upstreamProtocol === "h2c" ? parts.http2.h2cPool() : undefined;
     this.server = new Server({ noDelay: true }, (socket: Socket) => this.#accept(socket));
     this.server.on("listening", () => {
       this.#sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
@@ -108,6 +113,7 @@ export class RelayServer implements ConnectionHost, Listener {
     if (healthPath === "single check" && health.ownsSingleCheck(request.url)) {
       return new LocalAnswer(connection, request, (own, writer) => health.singleCheck(own, writer));
     }
+    if (this.#h2cForHttp1 !== undefined && !request.upgrade) return new H1ToH2cExchange(context, this.#h2cForHttp1, connection, request);
     return new Exchange(context, connection, request);
   }
 

@@ -1,7 +1,8 @@
 // The request head an h2 request is sent on with, built in one pass over its fields: as h2c header fields, or as HTTP/1.1 text for an HTTP/1.1 app.
 import type { OutgoingHttpHeaders } from "node:http2";
-import { NO_LISTED_NAMES, isHopByHop } from "../hop-by-hop.js";
+import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import type { RequestBodyFraming } from "../forwarded-request-head.js";
+import type { RequestHead } from "../request-head.js";
 import type { H2Request } from "./h2-request.js";
 
 /** What both forms need besides the request: the target (path prefix applied), the peer, the upstream's authority. */
@@ -119,4 +120,36 @@ export function http1RequestHead(request: H2Request, options: H2ForwardOptions):
     framing = "chunked";
   }
   return { text: `${text}\r\n`, framing };
+}
+
+/**
+ * An HTTP/1.1 request as h2c header fields (`--upstream-protocol h2c`): Host becomes
+ * `:authority`, hop-by-hop fields (and those its Connection lists) and the framing fields are
+ * dropped, X-Forwarded-* appended. `authority`: an absolute-form target's, else Host's.
+ */
+export function h1ToH2cHeaders(request: RequestHead, target: string, authority: string | undefined, options: Omit<H2ForwardOptions, "target">): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = { ":method": request.method, ":path": target, ":scheme": "http", ":authority": authority ?? options.upstreamHost };
+  const connection = request.joined("connection");
+  const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames([connection]);
+  const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
+  const raw = request.headers;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!.toLowerCase();
+    const value = raw[index + 1]!;
+    if (name === "host" || name === "content-length" || name === "http2-settings") continue;
+    if (collectForwarded(forwarded, name, value)) continue;
+    if (isHopByHop(name, listed)) continue;
+    const existing = out[name];
+    if (existing === undefined) out[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[name] = [String(existing), value];
+  }
+  const contentLength = request.header("content-length");
+  if (contentLength !== undefined) out["content-length"] = contentLength;
+  out["x-forwarded-for"] = forwarded.for === undefined ? options.clientAddress : `${forwarded.for}, ${options.clientAddress}`;
+  out["x-forwarded-proto"] = forwarded.proto === undefined ? "http" : `${forwarded.proto}, http`;
+  const host = request.header("host") ?? authority;
+  const forwardedHost = host === undefined ? forwarded.host : forwarded.host === undefined ? host : `${forwarded.host}, ${host}`;
+  if (forwardedHost !== undefined) out["x-forwarded-host"] = forwardedHost;
+  return out;
 }
