@@ -17,6 +17,7 @@ import { ConcurrencyLimiter } from "./overload/concurrency-limiter.js";
 import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload/overload-observer.js";
 import { RelayServer } from "./relay/relay-server.js";
 import { UpstreamPool } from "./relay/upstream-pool.js";
+import { H2cPool } from "./relay/http2/h2c-pool.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
@@ -94,6 +95,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
     idleTimeoutMs: 4_000,
   });
+  // Made now, connected at its first stream only: node:http2 is not loaded before an h2 request needs it.
+  const h2cPool = new H2cPool({ host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80), idleTimeoutMs: 4_000 });
   const limiter =
     config.maxConcurrency > 0
       ? new ConcurrencyLimiter({
@@ -106,6 +109,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors),
     drain,
+    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [] },
     context: {
       pool,
       pathPrefix: config.upstream.pathPrefix,
@@ -132,6 +136,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     onTimeout: () => limiter?.rejectQueued(),
     closeUpstream: async () => {
       pool.close();
+      h2cPool.close();
       await upstreamProbe?.close();
     },
     afterDrain: async (reason) => {

@@ -40,4 +40,6 @@ export interface Config {
   readonly queueTimeoutMs: number;
   /** One `request` log line per finished proxied request (CONTRACT §11). */
   readonly accessLog: boolean;
+  /** The protocol spoken to the app (CONTRACT §13): the client's own (`auto`), or always one. */
+  readonly upstreamProtocol: "auto" | "http1" | "h2c";
 }
