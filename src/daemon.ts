@@ -15,7 +15,9 @@ import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js"
 import { createAccessLog } from "./access-log/access-log.js";
 import { ConcurrencyLimiter } from "./overload/concurrency-limiter.js";
 import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload/overload-observer.js";
-import { RelayServer } from "./relay/relay-server.js";
+import { RelayServer, type Listener } from "./relay/relay-server.js";
+import { healthRoute } from "./grpc/h2-health-route.js";
+import { GrpcHealthService } from "./grpc/health-service.js";
 import { UpstreamPool } from "./relay/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
@@ -70,8 +72,8 @@ export interface DaemonOptions {
  * an unreadable --error-pages-dir.
  */
 export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
-  // Set by the shutdown, read by /readyz, the server and the metrics.
-  const drain = { draining: false };
+  // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
+  const drain = drainFlag(() => grpcHealth.drainBegan());
   const metrics = createMetrics?.({
     drain,
     checkNames: checkNames(config.requiredPorts, hasUpstreamCheck(config)),
@@ -89,6 +91,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     warnAfterMs: config.warnAfterMs,
     observer: metrics?.readiness,
   });
+  const grpcHealth = new GrpcHealthService({ readiness, drain, ttlMs: config.cacheTtlMs });
   const upstreamUrl = new URL(config.upstream.origin);
   const pool = new UpstreamPool({
     address: { host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80) },
@@ -109,7 +112,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors),
     drain,
-    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [] },
+    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [healthRoute(grpcHealth)] },
     context: {
       pool,
       pathPrefix: config.upstream.pathPrefix,
@@ -128,7 +131,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
   const shutdown = new GracefulShutdown({
     drain,
-    server,
+    server: endingWatches(server, grpcHealth),
     log,
     delayMs: config.shutdownDelayMs,
     timeoutMs: config.shutdownTimeoutMs,
@@ -185,4 +188,31 @@ function createUpstreamProbe(config: Config): UpstreamProbe | GrpcUpstreamProbe 
   if (config.upstreamGrpcService !== undefined) return new GrpcUpstreamProbe({ origin, service: config.upstreamGrpcService, timeoutMs });
   if (config.upstreamHealthPath === undefined) return undefined;
   return new UpstreamProbe({ origin, path: config.upstreamHealthPath, timeoutMs });
+}
+
+/** The drain flag; `onBegin` runs once, when it is first set (gRPC Watch streams hear NOT_SERVING at once). */
+function drainFlag(onBegin: () => void): { draining: boolean } {
+  let draining = false;
+  return {
+    get draining() {
+      return draining;
+    },
+    set draining(value: boolean) {
+      const begins = value && !draining;
+      draining = value;
+      if (begins) onBegin();
+    },
+  };
+}
+
+/** The listener as the shutdown drives it: when it closes, every gRPC Watch ends, so none holds the drain open. */
+function endingWatches(server: RelayServer, grpcHealth: GrpcHealthService): Listener {
+  return {
+    close: (done) => {
+      grpcHealth.close();
+      server.close(done);
+    },
+    closeIdleConnections: () => server.closeIdleConnections(),
+    closeAllConnections: () => server.closeAllConnections(),
+  };
 }

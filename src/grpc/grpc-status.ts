@@ -16,13 +16,22 @@ export const GRPC_STATUS = {
 /** `content-type` of every gRPC answer the proxy makes. */
 export const GRPC_CONTENT_TYPE = "application/grpc";
 
-/** Whether a request's content-type makes it a gRPC call: `application/grpc` alone or with a `+proto`-like suffix or parameters. */
+/**
+ * Whether a request's content-type makes it a gRPC call, `application/grpc*` as §13 says:
+ * `application/grpc` alone, with a `+proto`-like suffix or parameters, or grpc-web's
+ * `application/grpc-web*` (whose clients read a trailers-only head too).
+ */
 export function isGrpcContentType(contentType: string | undefined): boolean {
   if (contentType === undefined || contentType.length < 16) return false;
   if (contentType.slice(0, 16).toLowerCase() !== GRPC_CONTENT_TYPE) return false;
   if (contentType.length === 16) return true;
   const next = contentType.charCodeAt(16);
-  return next === 0x2b /* + */ || next === 0x3b /* ; */;
+  return next === 0x2b /* + */ || next === 0x3b /* ; */ || next === 0x2d /* - */;
+}
+
+/** gRPC itself, not grpc-web: the calls whose answer carries HTTP/2 trailers (what the health service writes). */
+export function isNativeGrpcContentType(contentType: string | undefined): boolean {
+  return isGrpcContentType(contentType) && contentType!.charCodeAt(16) !== 0x2d /* - */;
 }
 
 /**

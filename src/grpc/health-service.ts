@@ -4,7 +4,7 @@ import { decodeHealthCheckRequest, framedHealthCheckResponse, SERVING_STATUS, ty
 import { healthTargetFor, servingStatusOf, type HealthTarget } from "./health-status.js";
 import { HealthWatchers, type ReportSource, type Scheduler } from "./health-watchers.js";
 import type { GrpcResponder } from "./grpc-responder.js";
-import { GRPC_STATUS, isGrpcContentType } from "./grpc-status.js";
+import { GRPC_STATUS, isNativeGrpcContentType } from "./grpc-status.js";
 import { isFramingError, unframeUnary } from "./message-framing.js";
 import { WireFormatError } from "./protobuf-wire.js";
 
@@ -22,7 +22,7 @@ export const MAX_HEALTH_REQUEST_BYTES = 1024;
 
 /** A call that may be ours, from its head alone: POST to one of the two paths with a gRPC content-type; undefined otherwise. */
 export function healthMethodOf(method: string, path: string, contentType: string | undefined): HealthMethod | undefined {
-  if (method !== "POST" || !isGrpcContentType(contentType)) return undefined;
+  if (method !== "POST" || !isNativeGrpcContentType(contentType)) return undefined;
   if (path === HEALTH_CHECK_PATH) return "Check";
   if (path === HEALTH_WATCH_PATH) return "Watch";
   return undefined;
@@ -59,11 +59,12 @@ export class GrpcHealthService {
   }
 
   /**
-   * Given the whole body (at most {@link MAX_HEALTH_REQUEST_BYTES}): answers and returns true
+   * Given the whole body: a body over {@link MAX_HEALTH_REQUEST_BYTES} is the app's (false). Answers and returns true
    * when the service is ours, or when the body is no HealthCheckRequest at all (grpc-status 3,
    * or 12 for a compressed one); returns false, having sent nothing, for the app's own services.
    */
   answer(method: HealthMethod, body: Uint8Array, responder: GrpcResponder): boolean {
+    if (body.length > MAX_HEALTH_REQUEST_BYTES) return false;
     const message = unframeUnary(body);
     if (isFramingError(message)) {
       responder.trailersOnly(message.status, message.message);

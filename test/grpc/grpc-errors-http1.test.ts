@@ -22,7 +22,7 @@ t.test("which requests get the gRPC form", async (t) => {
   const view = (contentType: string | undefined) => ({ method: "POST", url: "/x", header: (name: string) => (name === "content-type" ? contentType : undefined) });
   for (const status of [502, 503, 504]) t.ok(wantsGrpcError(view("application/grpc+proto"), status), String(status));
   t.notOk(wantsGrpcError(view("application/grpc"), 400), "the client's own errors keep their form");
-  t.notOk(wantsGrpcError(view("application/grpc-web"), 502), "grpc-web is not gRPC over HTTP/2");
+  t.ok(wantsGrpcError(view("application/grpc-web+proto"), 502), "application/grpc*: grpc-web clients read a trailers-only head");
   t.notOk(wantsGrpcError(view("application/json"), 502));
   t.same(grpcErrorHeaders(502, "r1", "100% gone"), ["content-type", "application/grpc", "grpc-status", "14", "grpc-message", "100%25 gone", "content-length", "0", "x-request-id", "r1"]);
 });

@@ -32,6 +32,7 @@ t.test("healthMethodOf: POST, the exact path, a gRPC content-type", async (t) =>
   t.equal(healthMethodOf("POST", HEALTH_CHECK_PATH, "application/json"), undefined);
   t.equal(healthMethodOf("POST", "/grpc.health.v1.Health/List", "application/grpc"), undefined, "List is the app's");
   t.equal(healthMethodOf("POST", `${HEALTH_CHECK_PATH}/`, "application/grpc"), undefined);
+  t.equal(healthMethodOf("POST", HEALTH_CHECK_PATH, "application/grpc-web+proto"), undefined, "grpc-web's answers are framed otherwise: the app's");
 });
 
 t.test("Check: headers, one message, grpc-status 0; each service from the same cached run", async (t) => {

@@ -1,6 +1,6 @@
 // gRPC's length-prefixed framing: one message per unary body, the compressed flag refused as UNIMPLEMENTED, everything else not one message as INVALID_ARGUMENT.
 import t from "tap";
-import { GRPC_STATUS, encodeGrpcMessage, isGrpcContentType } from "../../src/grpc/grpc-status.js";
+import { GRPC_STATUS, encodeGrpcMessage, isGrpcContentType, isNativeGrpcContentType } from "../../src/grpc/grpc-status.js";
 import { frameMessage, isFramingError, unframeUnary } from "../../src/grpc/message-framing.js";
 
 t.test("a framed message unframes to itself", async (t) => {
@@ -33,9 +33,14 @@ t.test("a body that is not exactly one uncompressed message", async (t) => {
   }
 });
 
-t.test("content-type: application/grpc, +proto, parameters; nothing else", async (t) => {
-  for (const yes of ["application/grpc", "application/grpc+proto", "Application/GRPC+json", "application/grpc;charset=utf-8"]) t.ok(isGrpcContentType(yes), yes);
-  for (const no of [undefined, "", "application/json", "application/grpc-web", "application/grpc-web+proto", "application/grpcx", "text/application/grpc"]) t.notOk(isGrpcContentType(no), String(no));
+t.test("content-type: application/grpc*, grpc-web included; native gRPC without it", async (t) => {
+  for (const yes of ["application/grpc", "application/grpc+proto", "Application/GRPC+json", "application/grpc;charset=utf-8", "application/grpc-web", "application/grpc-web+proto"]) {
+    t.ok(isGrpcContentType(yes), yes);
+  }
+  for (const no of [undefined, "", "application/json", "application/grpcx", "text/application/grpc"]) t.notOk(isGrpcContentType(no), String(no));
+  t.ok(isNativeGrpcContentType("application/grpc+proto"));
+  t.notOk(isNativeGrpcContentType("application/grpc-web+proto"), "grpc-web is not native gRPC");
+  t.notOk(isNativeGrpcContentType(undefined));
 });
 
 t.test("grpc-message is percent-encoded past printable ASCII", async (t) => {

@@ -1,7 +1,6 @@
 # A gRPC app for the tests (Debian's python3-grpcio): grpc.health.v1 served by hand (Debian has no grpcio-health-checking), an echo method, and a control channel on stdin.
 #
-# Messages are built with python3-protobuf from a descriptor made here, so they are encoded and
-# decoded by protobuf's own runtime, independently of the proxy's hand-written codec.
+# Messages come from grpc_health_messages.py: protobuf's own runtime, independent of the proxy's codec.
 #
 # stdout, one line each: "listening <port>", then "check <service>" / "watch <service>" / "echo <text>"
 # for every call received (so a test sees what reached the app), "user-agent <ua>" after a check,
@@ -14,41 +13,8 @@ import threading
 from concurrent import futures
 
 import grpc
-from google.protobuf import descriptor_pb2, descriptor_pool
+from grpc_health_messages import Request, Response
 
-try:
-    from google.protobuf.message_factory import GetMessageClass
-except ImportError:  # protobuf before 4.21
-    from google.protobuf import message_factory
-
-    def GetMessageClass(descriptor):
-        return message_factory.MessageFactory().GetPrototype(descriptor)
-
-
-def build_messages():
-    file = descriptor_pb2.FileDescriptorProto(name="health_test.proto", package="grpc.health.v1", syntax="proto3")
-    request = file.message_type.add(name="HealthCheckRequest")
-    request.field.add(name="service", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING, label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    response = file.message_type.add(name="HealthCheckResponse")
-    enum = response.enum_type.add(name="ServingStatus")
-    for name, number in (("UNKNOWN", 0), ("SERVING", 1), ("NOT_SERVING", 2), ("SERVICE_UNKNOWN", 3)):
-        enum.value.add(name=name, number=number)
-    response.field.add(
-        name="status",
-        number=1,
-        type=descriptor_pb2.FieldDescriptorProto.TYPE_ENUM,
-        type_name=".grpc.health.v1.HealthCheckResponse.ServingStatus",
-        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(file)
-    return (
-        GetMessageClass(pool.FindMessageTypeByName("grpc.health.v1.HealthCheckRequest")),
-        GetMessageClass(pool.FindMessageTypeByName("grpc.health.v1.HealthCheckResponse")),
-    )
-
-
-Request, Response = build_messages()
 STATUSES = {"UNKNOWN": 0, "SERVING": 1, "NOT_SERVING": 2, "SERVICE_UNKNOWN": 3}
 state = {"": "SERVING"}
 changed = threading.Condition()

@@ -83,3 +83,44 @@ export function startGrpcApp(t: Test, port = 0): Promise<GrpcApp> {
     });
   });
 }
+
+/** A grpcio client running one command of test/helpers/grpc-client.py, its stdout lines as they come. */
+export interface GrpcClient {
+  readonly lines: string[];
+  /** Resolves with the first line matching at index `from` or later, already printed or still to come. */
+  waitForLine(wanted: RegExp, from?: number): Promise<string>;
+  /** Resolves when the client exits. */
+  readonly exited: Promise<void>;
+}
+
+/** `mode`: check, watch or call; `arg`: the service ("" allowed) or the method. */
+export function startGrpcClient(t: Test, mode: "check" | "watch" | "call", port: number, arg: string): GrpcClient {
+  const child = spawn(SYSTEM_PYTHON, ["-u", GRPC_CLIENT, mode, `127.0.0.1:${port}`, arg === "" ? "-" : arg], { stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  const waiters: Array<{ wanted: RegExp; from: number; resolve: (line: string) => void }> = [];
+  let pending = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    pending += chunk.toString();
+    let newline: number;
+    while ((newline = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      lines.push(line);
+      for (const waiter of waiters.filter((entry) => lines.length > entry.from && entry.wanted.test(line))) waiter.resolve(line);
+    }
+  });
+  child.stderr!.resume();
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    return exited;
+  });
+  return {
+    lines,
+    exited,
+    waitForLine: (wanted, from = 0) => {
+      const found = lines.slice(from).find((line) => wanted.test(line));
+      return found !== undefined ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ wanted, from, resolve }));
+    },
+  };
+}
