@@ -18,6 +18,7 @@ import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload/overload
 import { RelayServer } from "./relay/relay-server.js";
 import { UpstreamPool } from "./relay/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
+import type { LocalH2Service } from "./relay/http2/h2-routing.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
@@ -61,6 +62,8 @@ export interface DaemonOptions {
   readonly readTable?: TableReader;
   /** Given only with --metrics-listen. */
   readonly metrics?: MetricsFactory;
+  /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
+  readonly localH2Services?: readonly LocalH2Service[];
 }
 
 /**
@@ -68,7 +71,7 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [] }: DaemonOptions): Daemon {
   // Set by the shutdown, read by /readyz, the server and the metrics.
   const drain = { draining: false };
   const metrics = createMetrics?.({
@@ -111,7 +114,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors),
     drain,
-    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [] },
+    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: localH2Services },
     context: {
       pool,
       pathPrefix: config.upstream.pathPrefix,
