@@ -99,6 +99,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     address: { host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80) },
     // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
     idleTimeoutMs: 4_000,
+    // The app's fault, not a client's: its connection is closed and nobody gets the bytes.
+    onUnaskedBytes: () => log.debug("upstream sent bytes no request asked for; connection closed"),
   });
   // Made now, connected at its first stream only: node:http2 is not loaded before an h2 request needs it.
   const h2cPool = new H2cPool({ host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80), idleTimeoutMs: 4_000 });

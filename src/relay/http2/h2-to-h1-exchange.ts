@@ -62,7 +62,8 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
     this.#record.admitted(waitedMs !== undefined, waitedMs);
-    const upstream = this.#context.pool.acquire(this);
+    // Never sent again (see onUpstreamFailure): it goes only on a connection fresh enough not to race the app's idle close.
+    const upstream = this.#context.pool.acquire(this, false);
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
     else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
