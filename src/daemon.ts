@@ -20,6 +20,7 @@ import { healthRoute } from "./grpc/h2-health-route.js";
 import { GrpcHealthService } from "./grpc/health-service.js";
 import { UpstreamPool } from "./relay/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
+import type { LocalH2Service } from "./relay/http2/h2-routing.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
@@ -64,6 +65,8 @@ export interface DaemonOptions {
   readonly readTable?: TableReader;
   /** Given only with --metrics-listen. */
   readonly metrics?: MetricsFactory;
+  /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
+  readonly localH2Services?: readonly LocalH2Service[];
 }
 
 /**
@@ -71,7 +74,7 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [] }: DaemonOptions): Daemon {
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
   const drain = drainFlag(() => grpcHealth.drainBegan());
   const metrics = createMetrics?.({
@@ -97,6 +100,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     address: { host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80) },
     // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
     idleTimeoutMs: 4_000,
+    // The app's fault, not a client's: its connection is closed and nobody gets the bytes.
+    onUnaskedBytes: () => log.debug("upstream sent bytes no request asked for; connection closed"),
   });
   // Made now, connected at its first stream only: node:http2 is not loaded before an h2 request needs it.
   const h2cPool = new H2cPool({ host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80), idleTimeoutMs: 4_000 });
@@ -112,7 +117,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors),
     drain,
-    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [healthRoute(grpcHealth)] },
+    // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
+    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
     context: {
       pool,
       pathPrefix: config.upstream.pathPrefix,

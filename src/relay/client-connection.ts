@@ -46,6 +46,8 @@ const PAUSED_FOR_BODY = 1;
 const PAUSED_FOR_PIPELINE = 2;
 const PAUSED_FOR_UPGRADE = 4;
 const PAUSED_FOR_ERROR = 8;
+/** Answers wait for the client to read what was written: reading stops with them. */
+const PAUSED_FOR_CLIENT = 16;
 
 /**
  * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
@@ -77,11 +79,17 @@ export class ClientConnection {
   #detached = false;
   /** The connection's end was written: nothing more is started on it. */
   #ending = false;
+  /**
+   * `#startNext`'s loop is running: an answer that ends inside it (a local answer is written
+   * whole, at once) leaves the next start to the loop instead of recursing, one frame per
+   * pipelined request (100,000 health checks in one write overflowed the stack).
+   */
+  #starting = false;
   /** The parser reads the socket's handle itself (see HttpParser.consume). */
   readonly #consumed: boolean;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
   headStartedAt = 0;
-  /** When the connection last became idle (coarse clock). */
+  /** When the connection last became idle, or began closing (coarse clock). */
   idleSince: number;
 
   constructor(socket: Socket, host: ConnectionHost) {
@@ -102,7 +110,7 @@ export class ClientConnection {
     // handle, reads never reach it.
     socket.on("data", (data: Buffer) => this.#onData(data));
     this.#consumed = this.#parser.consume(socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
-    socket.on("drain", () => this.#active?.onClientDrain());
+    socket.on("drain", () => this.#onDrain());
     // A client that half-closes while an answer is owed is gone, as node:http treats it; an idle
     // one gets our end once what was written is out.
     socket.on("end", () => (this.#active === undefined && this.#waiting.length === 0 ? socket.end() : socket.destroy()));
@@ -113,6 +121,11 @@ export class ClientConnection {
   /** Nothing in progress: no answer owed and no request begun. */
   get idle(): boolean {
     return this.#active === undefined && this.headStartedAt === 0 && !this.#detached;
+  }
+
+  /** Our end was written and nothing is being answered: only the client's close is awaited. */
+  get closing(): boolean {
+    return this.#ending && this.#active === undefined;
   }
 
   /** Whether the answer now being written may keep the connection open afterwards. */
@@ -279,20 +292,44 @@ export class ClientConnection {
   }
 
   #startNext(): void {
-    // An answer that ended the connection ends it for everything pipelined behind it too.
-    while (this.#active === undefined && !this.#ending) {
-      const next = this.#waiting.shift();
-      if (next === undefined) {
-        if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
-        return;
+    if (this.#starting) return;
+    this.#starting = true;
+    try {
+      // An answer that ended the connection ends it for everything pipelined behind it too.
+      while (this.#active === undefined && !this.#ending) {
+        // A client that pipelines without reading gets no more answers until it reads: what
+        // is written for it stays within the socket's high-water mark, not its whole pipeline.
+        if (this.socket.writableNeedDrain) {
+          this.#pause(PAUSED_FOR_CLIENT);
+          return;
+        }
+        const next = this.#waiting.shift();
+        if (next === undefined) {
+          if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
+          return;
+        }
+        this.#active = next.transaction;
+        this.#activeKeepAlive = next.keepAlive;
+        this.#activeRequestEnded = next.ended;
+        this.#activeResponseEnded = false;
+        if (this.#waiting.length === 0) this.#resume(PAUSED_FOR_PIPELINE);
+        next.transaction.start();
       }
-      this.#active = next.transaction;
-      this.#activeKeepAlive = next.keepAlive;
-      this.#activeRequestEnded = next.ended;
-      this.#activeResponseEnded = false;
-      if (this.#waiting.length === 0) this.#resume(PAUSED_FOR_PIPELINE);
-      next.transaction.start();
+    } finally {
+      this.#starting = false;
     }
+  }
+
+  /** The client read what was written: the active answer streams on, or the pipeline moves on. */
+  #onDrain(): void {
+    if (this.#active !== undefined) {
+      this.#active.onClientDrain();
+      return;
+    }
+    if ((this.#paused & PAUSED_FOR_CLIENT) === 0) return;
+    this.#resume(PAUSED_FOR_CLIENT);
+    this.#startNext();
+    if (this.#waiting.length > 0) this.#pause(PAUSED_FOR_PIPELINE);
   }
 
   /** Moves on once the active transaction's request and response have both ended. */
@@ -320,14 +357,34 @@ export class ClientConnection {
   #end(): void {
     if (this.#ending) return;
     this.#ending = true;
+    this.idleSince = this.#host.now;
     this.socket.end();
   }
 
   /** node:http's answers to what its parser refused: 400, 431 for a head too large, 413 for chunk extensions. */
   #answerParseError(error: ParseError): void {
     this.#pendingError = undefined;
+    this.headStartedAt = 0;
+    this.#ending = true;
+    this.idleSince = this.#host.now;
     const status = ERROR_STATUS[error.code] ?? 400;
-    if (!this.socket.destroyed) this.socket.end(ownResponseHead(status, ["content-length", "0"], false), "latin1");
+    if (this.socket.destroyed) return;
+    this.socket.end(ownResponseHead(status, ["content-length", "0"], false), "latin1");
+    this.#discardInput();
+  }
+
+  /**
+   * After our end on a parse error, what the client still sends is read and dropped: its FIN
+   * must be seen so the connection closes with it (left unread, it lingered until the head
+   * timer and held the drain for 10 s), and closing with bytes unread would reset our answer.
+   */
+  #discardInput(): void {
+    if (this.#consumed) this.#parser.unconsume();
+    this.socket.removeAllListeners("data");
+    this.socket.on("data", () => {});
+    this.#paused = 0;
+    if (this.#consumed) setReading(this.socket, true);
+    else this.socket.resume();
   }
 
   /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */
@@ -337,6 +394,8 @@ export class ClientConnection {
       this.socket.destroy();
       return;
     }
+    this.#ending = true;
+    this.idleSince = this.#host.now;
     this.socket.end(ownResponseHead(408, ["content-length", "0"], false), "latin1");
   }
 

@@ -24,6 +24,8 @@ const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 const UPGRADE_HEADERS = ["upgrade", "connection"];
 /** How much request body is held while queued or connecting before reading stops. */
 const HELD_BODY_BYTES = 64 * 1024;
+/** Interim answers relayed per response at most: an app that sends more is failing (nginx takes 1-2, curl any). */
+const MAX_INTERIM_HEADS = 32;
 /** CONTRACT §10: the limiter's 503 says why and when to come back. */
 const OVERLOADED: ErrorDetails = { message: "overloaded", headers: ["retry-after", "1"] };
 
@@ -48,6 +50,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   #responseFraming: ResponseFraming = "none";
   #responseStarted = false;
   #interceptedStatus = 0;
+  #interimHeads = 0;
   #retried = false;
   #done = false;
 
@@ -109,7 +112,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
 
   #connect(): void {
     const pool = this.#context.pool;
-    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this);
+    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#canBeSentAgain());
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
     // A connect that hangs (a black-holed address) counts against the head's deadline too.
@@ -179,11 +182,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   onResponseHead(head: ParsedHead): BodyDirective {
     const status = head.statusCode;
     const client = this.#client;
-    if (status < 200 && status !== 101) {
-      // Interim answers (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they come.
-      if (this.#request.versionMinor >= 1) client.write(relayedResponseHead(status, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
-      return BODY.parse;
-    }
+    if (status < 200 && status !== 101) return this.#onInterimHead(head);
     if (status === 101) return this.#onSwitchingProtocols(head);
     const method = this.#request.method;
     this.#record.upstreamHead(status);
@@ -204,6 +203,25 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#upstream?.corkClientUntilReadEnds(client.socket);
     client.write(relayedResponseHead(status, head.statusMessage, head.headers, facts, this.#responseFraming, client.keepAlive));
     return method === "HEAD" ? BODY.skip : BODY.parse;
+  }
+
+  /**
+   * Interim answers (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they come, held
+   * back by the client's socket like body bytes, and only so many: a flood of them is a 502.
+   */
+  #onInterimHead(head: ParsedHead): BodyDirective {
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) {
+      const upstream = this.#upstream;
+      this.#upstream = undefined;
+      upstream?.destroy();
+      this.#failBeforeHead(502, new Error(`upstream sent more than ${MAX_INTERIM_HEADS} interim responses`), "upstream unavailable");
+      return BODY.skip;
+    }
+    if (this.#request.versionMinor >= 1) {
+      const writable = this.#client.write(relayedResponseHead(head.statusCode, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
+      if (!writable) this.#upstream?.pauseReading();
+    }
+    return BODY.parse;
   }
 
   /** Only a 101 to the WebSocket asked for becomes a tunnel; anything else is a 502, never a raw pipe. */
@@ -319,14 +337,12 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
    * before any byte of an answer: the app's idle close racing our reuse, most often.
    */
   #shouldRetry(upstream: UpstreamConnection, code: string): boolean {
-    return (
-      !this.#retried &&
-      upstream.unanswered &&
-      (STALE_SOCKET_CODES.has(code) || code.startsWith("HPE_")) &&
-      this.#framing === "none" &&
-      this.#upgrade === undefined &&
-      IDEMPOTENT_METHODS.has(this.#request.method)
-    );
+    return this.#canBeSentAgain() && upstream.unanswered && (STALE_SOCKET_CODES.has(code) || code.startsWith("HPE_"));
+  }
+
+  /** Not tried again yet, idempotent, no body, no upgrade: a connection the app closed under it costs a resend, not a 502. */
+  #canBeSentAgain(): boolean {
+    return !this.#retried && this.#framing === "none" && this.#upgrade === undefined && IDEMPOTENT_METHODS.has(this.#request.method);
   }
 
   /** A proxy-made error before any byte of the answer was sent, logged at warn. */

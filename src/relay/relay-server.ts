@@ -135,7 +135,7 @@ export class RelayServer implements ConnectionHost, Listener {
   }
 
   closeIdleConnections(): void {
-    for (const connection of this.#connections) if (connection.idle) connection.destroy();
+    for (const connection of this.#connections) if (connection.idle || connection.closing) connection.destroy();
     // HTTP/2 connections get GOAWAY here (the drain's step after the delay): their streams finish.
     this.#h2?.closeGracefully();
   }
@@ -155,7 +155,10 @@ export class RelayServer implements ConnectionHost, Listener {
     const now = this.now;
     this.#h2?.sweep(now);
     for (const connection of this.#connections) {
-      if (connection.headStartedAt > 0) {
+      if (connection.closing) {
+        // Our end is out; a client that never closes its side is not waited for past a head's time.
+        if (now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
+      } else if (connection.headStartedAt > 0) {
         if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
       } else if (connection.idle && now - connection.idleSince >= KEEP_ALIVE_TIMEOUT_MS) {
         connection.destroy();

@@ -49,6 +49,12 @@ export class UpstreamConnection {
   #tunneled = false;
   /** A message began while no exchange held the connection: the app sent what nobody asked for. */
   #unasked = false;
+  /**
+   * A final answer ended inside the read being parsed: the rest of that read is the app's too,
+   * and must be looked at before anyone may send on the connection again (see whenSettled).
+   */
+  #settling = false;
+  #onSettled: ((connection: UpstreamConnection) => void) | undefined;
   /** The parser reads the socket's handle itself (see HttpParser.consume), from the connect on. */
   #consumed = false;
   #failure: UpstreamFailure | undefined;
@@ -60,8 +66,12 @@ export class UpstreamConnection {
   #awaitingHead = false;
   /** A client socket corked while this read is parsed (see corkClientUntilReadEnds). */
   #corkedClient: Socket | undefined;
-  /** Set by the pool: when this connection went idle (coarse clock), or -1 while in use. */
+  /** Set by the pool: when this connection went idle (performance.now()), or -1 while in use. */
   idleSince = -1;
+  /** What the app's last `Keep-Alive: timeout=N` allows us to keep it idle, in ms (Infinity: no hint). */
+  #hintedIdleMs = Infinity;
+  /** The app sent bytes nobody asked for (the connection is closed for it). */
+  onUnasked: (() => void) | undefined;
   /** Called when the socket is gone, so the pool can forget it. */
   onGone: ((connection: UpstreamConnection) => void) | undefined;
 
@@ -77,6 +87,7 @@ export class UpstreamConnection {
         if (head.statusCode >= 200 || head.statusCode === 101) {
           this.#finalHead = true;
           this.#keepAlive = head.keepAlive;
+          if (head.keepAlive) this.#hintedIdleMs = hintedIdleMs(head.headers, this.#hintedIdleMs);
         }
         const directive = this.#owner?.onResponseHead(head) ?? BODY.parse;
         if (directive === BODY.upgrade) this.#upgrading = true;
@@ -89,6 +100,7 @@ export class UpstreamConnection {
         const owner = this.#owner;
         this.#owner = undefined;
         this.#finalHead = false;
+        this.#settling = true;
         owner?.onResponseEnd(this.#keepAlive);
       },
     });
@@ -116,6 +128,23 @@ export class UpstreamConnection {
   /** No byte of an answer has come for the current exchange. */
   get unanswered(): boolean {
     return !this.#answered;
+  }
+
+  /**
+   * Whether the read that ended the last answer is still being parsed; if so, `reusable` runs
+   * once it has been, unless the rest of it was bytes nobody asked for (an unasked response, a
+   * body after HEAD/204/304, a late 1xx): then the connection closes and they reach no one.
+   * Handed on synchronously, the rest of the read became the next request's answer.
+   */
+  whenSettled(reusable: (connection: UpstreamConnection) => void): boolean {
+    if (!this.#settling) return false;
+    this.#onSettled = reusable;
+    return true;
+  }
+
+  /** How long it may stay idle: our own limit, or less when the app said it closes sooner. */
+  idleLimitMs(ownLimitMs: number): number {
+    return Math.min(ownLimitMs, this.#hintedIdleMs);
   }
 
   /** Gives the connection to an exchange. */
@@ -202,10 +231,17 @@ export class UpstreamConnection {
       this.#tunnel(read().subarray(result));
       return;
     }
+    const onSettled = this.#onSettled;
+    this.#settling = false;
+    this.#onSettled = undefined;
     if (this.#unasked) {
-      // Bytes from an idle connection belong to no request: it cannot be trusted again.
+      // Bytes after a complete answer, or on an idle connection, belong to no request: it
+      // cannot be trusted again.
+      this.onUnasked?.();
       this.socket.destroy();
+      return;
     }
+    if (onSettled !== undefined && !this.socket.destroyed) onSettled(this);
   }
 
   #onEnd(): void {
@@ -246,4 +282,24 @@ export class UpstreamConnection {
     this.#parser.close();
     owner?.onTunnel(this.socket, rest);
   }
+}
+
+/** `timeout=N` in a Keep-Alive value (RFC 2068 §19.7.1's form, as servers send it). */
+const KEEP_ALIVE_TIMEOUT = /(?:^|[\s,;])timeout\s*=\s*(\d+)/i;
+
+/**
+ * The idle time an answer's `Keep-Alive: timeout=N` leaves us (`current` when it says none): a
+ * second less than N, as undici keeps it, or half of N when that is less than a second, so we
+ * close before the app does and never send on a connection it is closing.
+ */
+function hintedIdleMs(headers: readonly string[], current: number): number {
+  for (let index = 0; index < headers.length; index += 2) {
+    const name = headers[index]!;
+    if (name.length !== 10 || name.toLowerCase() !== "keep-alive") continue;
+    const match = KEEP_ALIVE_TIMEOUT.exec(headers[index + 1]!);
+    if (match === null) continue;
+    const seconds = Number(match[1]);
+    return Math.max(seconds * 1000 - 1000, seconds * 500);
+  }
+  return current;
 }

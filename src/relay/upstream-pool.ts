@@ -4,14 +4,25 @@ import { UpstreamConnection, type UpstreamAddress, type UpstreamOwner } from "./
 export interface UpstreamPoolOptions {
   readonly address: UpstreamAddress;
   /**
-   * Idle connections are closed after about this long: below the usual upstream idle timeouts
-   * (Node 5 s, uvicorn 5 s), so we close first and never send on a socket the app is closing.
+   * Idle connections are closed after this long, or sooner when the app says so (Keep-Alive:
+   * timeout): below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close first.
    */
   readonly idleTimeoutMs: number;
+  /** The app sent bytes no request asked for; that connection has been closed. */
+  readonly onUnaskedBytes?: () => void;
 }
 
 /** How often idle connections are looked at: one timer for the pool, none per request. */
 const SWEEP_INTERVAL_MS = 1_000;
+
+/**
+ * A request that cannot be sent again if its connection turns out closed (not idempotent, or
+ * its body is streamed) only goes on a connection idle for less than this: below every common
+ * upstream keep-alive (gunicorn 2 s, Node and uvicorn 5 s), so it is never sent at the moment
+ * the app closes an idle connection (3 POSTs in 30 got 502 there). Others reuse any idle one:
+ * if the app closed it, they are sent again once.
+ */
+export const UNRETRIABLE_REUSE_MS = 500;
 
 /**
  * A stack of idle connections (last in, first out: the warm ones serve, the cold ones age out)
@@ -21,22 +32,41 @@ const SWEEP_INTERVAL_MS = 1_000;
 export class UpstreamPool {
   readonly #address: UpstreamAddress;
   readonly #idleTimeoutMs: number;
+  readonly #onUnaskedBytes: (() => void) | undefined;
   readonly #idle: UpstreamConnection[] = [];
   readonly #all = new Set<UpstreamConnection>();
   #sweeper: NodeJS.Timeout | undefined;
-  /** A coarse clock, advanced by the sweep: going idle reads no clock. */
-  #now = 0;
 
   constructor(options: UpstreamPoolOptions) {
     this.#address = options.address;
     this.#idleTimeoutMs = options.idleTimeoutMs;
+    this.#onUnaskedBytes = options.onUnaskedBytes;
   }
 
-  /** An idle connection (already connected) or a new one; the owner is told `onConnected` for a new one. */
-  acquire(owner: UpstreamOwner): UpstreamConnection {
-    let connection = this.#idle.pop();
-    while (connection !== undefined && connection.socket.destroyed) connection = this.#idle.pop();
-    if (connection === undefined) connection = this.#open();
+  /**
+   * An idle connection (already connected) or a new one; the owner is told `onConnected` for a
+   * new one. `retriable`: the request may be sent again if the connection proves closed, so a
+   * connection idle for longer may serve it.
+   */
+  acquire(owner: UpstreamOwner, retriable: boolean): UpstreamConnection {
+    const now = performance.now();
+    let connection: UpstreamConnection | undefined;
+    while ((connection = this.#idle.pop()) !== undefined) {
+      const idleMs = now - connection.idleSince;
+      if (connection.socket.destroyed) continue;
+      if (idleMs >= connection.idleLimitMs(this.#idleTimeoutMs)) {
+        // Past what the app promised (Keep-Alive: timeout) or our own limit: it may be closing.
+        connection.destroy();
+        continue;
+      }
+      if (!retriable && idleMs >= UNRETRIABLE_REUSE_MS) {
+        // The stack is newest first: every one below is older. They stay for retriable requests.
+        this.#idle.push(connection);
+        connection = undefined;
+      }
+      break;
+    }
+    connection ??= this.#open();
     connection.assign(owner);
     return connection;
   }
@@ -50,11 +80,15 @@ export class UpstreamPool {
 
   /** The exchange is done with a connection that may carry another request. */
   release(connection: UpstreamConnection): void {
-    if (connection.socket.destroyed) return;
-    connection.idleSince = this.#now;
+    if (connection.socket.destroyed || connection.whenSettled(this.#makeIdle)) return;
+    this.#makeIdle(connection);
+  }
+
+  readonly #makeIdle = (connection: UpstreamConnection): void => {
+    connection.idleSince = performance.now();
     this.#idle.push(connection);
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
-  }
+  };
 
   /** Closes every connection (at the end of shutdown, when no request needs one). */
   close(): void {
@@ -69,6 +103,7 @@ export class UpstreamPool {
     const connection = new UpstreamConnection(this.#address);
     this.#all.add(connection);
     connection.onGone = (gone) => this.#forget(gone);
+    connection.onUnasked = this.#onUnaskedBytes;
     return connection;
   }
 
@@ -78,12 +113,11 @@ export class UpstreamPool {
     if (at >= 0) this.#idle.splice(at, 1);
   }
 
-  /** Closes connections idle for a whole timeout (measured in sweeps: closed after 3-4 s for 4 s). */
+  /** Closes connections idle past their limit, so their sockets and the app's are freed (acquire never takes one anyway). */
   #sweep(): void {
-    this.#now += SWEEP_INTERVAL_MS;
-    const limit = this.#now - this.#idleTimeoutMs + SWEEP_INTERVAL_MS;
+    const now = performance.now();
     for (const connection of [...this.#idle]) {
-      if (connection.idleSince >= 0 && connection.idleSince < limit) connection.destroy();
+      if (now - connection.idleSince >= connection.idleLimitMs(this.#idleTimeoutMs)) connection.destroy();
     }
     if (this.#idle.length === 0) {
       clearInterval(this.#sweeper);

@@ -15,7 +15,7 @@ import { HEAD_TIMEOUT_CODE } from "../upstream-connection.js";
 import { h1ToH2cHeaders } from "./h2-forward-headers.js";
 import { OVERLOADED } from "./h2-own-answer.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { http2 } from "./http2-module.js";
+import { resetStream } from "./http2-module.js";
 
 const NGHTTP2_FLAG_END_STREAM = 0x1;
 /** How much request body is held while queued or connecting before reading stops (as the HTTP/1.1 exchange). */
@@ -158,7 +158,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
     if (this.#responseStarted || this.#done) return;
     const upstream = this.#upstream;
     this.#detach();
-    upstream?.close(http2().constants.NGHTTP2_CANCEL);
+    if (upstream !== undefined) resetStream(upstream, true);
     this.#context.observer.upstreamError("timeout");
     this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
   };
@@ -241,7 +241,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
     }
     const upstream = this.#upstream;
     this.#detach();
-    if (upstream !== undefined && !upstream.closed) upstream.close(http2().constants.NGHTTP2_CANCEL);
+    if (upstream !== undefined) resetStream(upstream, true);
     this.#record.finished(true);
   }
 

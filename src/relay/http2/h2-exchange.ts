@@ -11,7 +11,7 @@ import { OVERLOADED, answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { relayedH2Headers } from "./h2-response-headers.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { http2 } from "./http2-module.js";
+import { http2, resetStream } from "./http2-module.js";
 
 /** What an exchange reads besides its stream: the relay's shared parts and the h2c pool. */
 export interface H2ExchangeParts {
@@ -175,7 +175,7 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     if (this.#responseStarted || this.#done) return;
     const upstream = this.#upstream;
     this.#detachUpstream();
-    upstream?.close(http2().constants.NGHTTP2_CANCEL);
+    if (upstream !== undefined) resetStream(upstream, true);
     this.#parts.context.observer.upstreamError("timeout");
     this.#failBeforeHead(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
   };
@@ -197,7 +197,7 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
       this.#client.respond(relayedH2Headers(headers), { endStream, waitForTrailers: !endStream });
     } catch (error) {
       this.#parts.context.errorLog.warn("upstream response not relayable", { requestId: this.#record.requestId, err: (error as Error).message });
-      this.#client.close(http2().constants.NGHTTP2_INTERNAL_ERROR);
+      resetStream(this.#client, false);
       return;
     }
     if (endStream) this.#responseEnded = true;
@@ -246,7 +246,7 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     }
     // Mid-response: the client's stream is reset too, so it can never look complete.
     this.#parts.context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
-    this.#client.close(code === constants.NGHTTP2_NO_ERROR ? constants.NGHTTP2_INTERNAL_ERROR : code);
+    resetStream(this.#client, false);
   };
 
   /** The client's stream closed: answered, reset by the client, or its connection gone. */
@@ -262,7 +262,7 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     }
     const upstream = this.#upstream;
     this.#detachUpstream();
-    if (upstream !== undefined && !upstream.closed) upstream.close(http2().constants.NGHTTP2_CANCEL);
+    if (upstream !== undefined) resetStream(upstream, true);
     this.#record.finished(aborted);
   };
 

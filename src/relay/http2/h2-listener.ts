@@ -3,12 +3,20 @@ import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream 
 import type { Socket } from "node:net";
 import { routeStream, type H2RoutingParts } from "./h2-routing.js";
 import { H2Request } from "./h2-request.js";
-import { http2 } from "./http2-module.js";
+import { http2, resetStream } from "./http2-module.js";
 
 /** The client connection preface (RFC 9113 §3.4): what llhttp stopped at, given back to nghttp2. */
 export const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
 const NGHTTP2_FLAG_END_STREAM = 0x1;
+/**
+ * RFC 9113 §8.2.1: CR, LF and NUL are never valid in a field value. The runtime's nghttp2 lets
+ * them through (seen with node 20's), and on the way to an HTTP/1.1 app a CR LF would split the
+ * head: checked here, before anything is routed.
+ */
+const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
+/** The header list's limit as HTTP/1.1's head (16 KiB), sized as RFC 9113 §6.5.2 counts it; nghttp2 only advertises it. */
+const MAX_HEADER_LIST_BYTES = 16 * 1024;
 
 /**
  * Limits: 100 streams at once (beyond, nghttp2 answers REFUSED_STREAM), a 16 KiB header list as
@@ -84,13 +92,25 @@ export class H2Listener {
         if (--state.open === 0) state.idleSince = this.#now;
       });
     }
+    let listBytes = 0;
+    for (let index = 1; index < rawHeaders.length; index += 2) {
+      const value = rawHeaders[index]!;
+      listBytes += rawHeaders[index - 1]!.length + value.length + 32;
+      if (FORBIDDEN_IN_VALUE.test(value)) return refuseStream(stream);
+    }
+    if (listBytes > MAX_HEADER_LIST_BYTES) {
+      // As HTTP/1.1 answers a head too large: 431, and nothing is forwarded.
+      stream.on("error", ignore);
+      stream.respond({ ":status": 431, "content-length": "0" }, { endStream: true });
+      return;
+    }
     const request = new H2Request(headers, rawHeaders, (flags & NGHTTP2_FLAG_END_STREAM) !== 0);
     try {
       routeStream(this.#parts, stream, request, state?.remoteAddress);
     } catch (error) {
       // A defect of ours costs this stream, never the process.
       this.#parts.context.log.error({ err: error }, "relay failed on an h2 stream");
-      stream.close(http2().constants.NGHTTP2_INTERNAL_ERROR);
+      resetStream(stream, false);
     }
   }
 
@@ -115,3 +135,9 @@ export class H2Listener {
 }
 
 function ignore(): void {}
+
+/** A malformed request (RFC 9113 §8.1.1): a stream error, never routed. */
+function refuseStream(stream: ServerHttp2Stream): void {
+  stream.on("error", ignore);
+  stream.close(http2().constants.NGHTTP2_PROTOCOL_ERROR);
+}

@@ -13,7 +13,7 @@ import { http1RequestHead } from "./h2-forward-headers.js";
 import { OVERLOADED, answerOwnError } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { h1ToH2Headers } from "./h2-response-headers.js";
-import { http2 } from "./http2-module.js";
+import { http2, resetStream } from "./http2-module.js";
 
 /** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
 export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
@@ -62,7 +62,8 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
     this.#record.admitted(waitedMs !== undefined, waitedMs);
-    const upstream = this.#context.pool.acquire(this);
+    // Never sent again (see onUpstreamFailure): it goes only on a connection fresh enough not to race the app's idle close.
+    const upstream = this.#context.pool.acquire(this, false);
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
     else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
@@ -183,7 +184,7 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
       return;
     }
     this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: failure.code, err: failure.message });
-    this.#client.close(http2().constants.NGHTTP2_INTERNAL_ERROR);
+    resetStream(this.#client, false);
   }
 
   readonly #onClientClose = (): void => {

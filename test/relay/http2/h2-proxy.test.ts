@@ -190,3 +190,16 @@ async function waitFor(condition: () => boolean): Promise<void> {
   for (let turn = 0; turn < 5000 && !condition(); turn++) await new Promise((resolve) => setImmediate(resolve));
   if (!condition()) throw new Error("condition not met");
 }
+
+t.test("metrics: each h2 stream counts as one request; health paths over h2 do not", async (t) => {
+  const { scrapeText, seriesValue } = await import("../../helpers/scrape.js");
+  const app = await startH2Upstream(t);
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--metrics-listen", "127.0.0.1:0"]);
+  const session = h2Connect(t, daemon.port);
+  await Promise.all([h2Request(session, { ":path": "/a" }), h2Request(session, { ":path": "/b" }), h2Request(session, { ":path": "/c", ":method": "POST" }, "x")]);
+  await h2Request(session, { ":path": "/healthz" });
+  const text = await scrapeText(daemon.metricsPort!);
+  t.equal(seriesValue(text, 'readiness_proxy_requests_total{code="200",method="GET"}'), 2);
+  t.equal(seriesValue(text, 'readiness_proxy_requests_total{code="200",method="POST"}'), 1);
+  t.equal(seriesValue(text, "readiness_proxy_requests_in_flight"), 0);
+});
