@@ -14,9 +14,9 @@ export const HEALTH_WATCH_PATH = "/grpc.health.v1.Health/Watch";
 export type HealthMethod = "Check" | "Watch";
 
 /**
- * The most request body the HTTP/2 side reads before deciding: a HealthCheckRequest naming one
- * of our services is a few dozen bytes. A longer body cannot be a well-formed request for one of
- * them without padding, so it goes to the app, whose service it then is.
+ * The longest body the proxy answers itself: a HealthCheckRequest naming one of our services is
+ * a few dozen bytes. A longer one names something else (or pads with unknown fields), so it goes
+ * to the app, whose service it then is.
  */
 export const MAX_HEALTH_REQUEST_BYTES = 1024;
 
@@ -59,9 +59,10 @@ export class GrpcHealthService {
   }
 
   /**
-   * Given the whole body: a body over {@link MAX_HEALTH_REQUEST_BYTES} is the app's (false). Answers and returns true
-   * when the service is ours, or when the body is no HealthCheckRequest at all (grpc-status 3,
-   * or 12 for a compressed one); returns false, having sent nothing, for the app's own services.
+   * Given the whole body: answers and returns true when the service is ours, or when the body is
+   * no HealthCheckRequest at all (grpc-status 3, or 12 for a compressed one); returns false,
+   * having sent nothing, for the app's own services and for a body over
+   * {@link MAX_HEALTH_REQUEST_BYTES}.
    */
   answer(method: HealthMethod, body: Uint8Array, responder: GrpcResponder): boolean {
     if (body.length > MAX_HEALTH_REQUEST_BYTES) return false;

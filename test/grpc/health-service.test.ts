@@ -208,3 +208,11 @@ t.test("a Watch after the close gets its status and ends", async (t) => {
   service.answer("Watch", request("livez"), late);
   t.same(late.events, [{ kind: "headers" }, { kind: "message", status: SERVING }, { kind: "trailers", grpcStatus: 0, message: undefined }]);
 });
+
+t.test("a body over 1 KiB is the app's, whatever it names", async (t) => {
+  const { service } = setUp([]);
+  const padded = frameMessage(Buffer.concat([encodeHealthCheckRequest("readyz"), Buffer.from([0x12, 0x88, 0x08]), Buffer.alloc(1032)]));
+  const responder = new RecordingResponder();
+  t.notOk(service.answer("Check", padded, responder));
+  t.same(responder.events, []);
+});
