@@ -114,11 +114,11 @@ export class GrpcUpstreamProbe {
     });
   }
 
+  /** At the end of the drain. Destroyed, not closed: a close would wait for a connect to an app that never answers. */
   async close(): Promise<void> {
     const session = this.#session;
     this.#session = undefined;
-    if (session === undefined || session.destroyed) return;
-    await new Promise<void>((resolve) => session.close(() => resolve()));
+    session?.destroy();
   }
 
   #currentSession(): Http2.ClientHttp2Session {
