@@ -141,6 +141,9 @@ function validateTogether({ fields, texts, given }: ReadOptions): Omit<Config, "
   if (metricsListen && metricsListen.port !== 0 && metricsListen.port === listen.port && sameHostOrWildcard(metricsListen.host, listen.host)) {
     throw usageError("--metrics-listen", "expected an address other than --listen's", texts.get("metricsListen"));
   }
+  if (given.has("upstreamGrpcService") && given.has("upstreamHealthPath")) {
+    throw usageError(flagOf("upstreamGrpcService"), `expected either it or ${flagOf("upstreamHealthPath")}, not both`, texts.get("upstreamGrpcService"));
+  }
   if (maxConcurrency === 0) {
     // A queue without a limit would never hold anything: the operator meant something else.
     const stray = LIMITER_OPTIONS.find((field) => given.has(field));

@@ -15,11 +15,16 @@ import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js"
 import { createAccessLog } from "./access-log/access-log.js";
 import { ConcurrencyLimiter } from "./overload/concurrency-limiter.js";
 import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload/overload-observer.js";
-import { RelayServer } from "./relay/relay-server.js";
+import { RelayServer, type Listener } from "./relay/relay-server.js";
+import { healthRoute } from "./grpc/h2-health-route.js";
+import { GrpcHealthService } from "./grpc/health-service.js";
 import { UpstreamPool } from "./relay/upstream-pool.js";
+import { H2cPool } from "./relay/http2/h2c-pool.js";
+import type { LocalH2Service } from "./relay/http2/h2-routing.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
+import { GrpcUpstreamProbe } from "./readiness/grpc-upstream-probe.js";
 import { UpstreamProbe } from "./readiness/upstream-probe.js";
 import { requiredListenerPorts } from "./readiness/upstream-listener.js";
 import { platformName, VERSION } from "./version.js";
@@ -61,6 +66,8 @@ export interface DaemonOptions {
   readonly readTable?: TableReader;
   /** Given only with --metrics-listen. */
   readonly metrics?: MetricsFactory;
+  /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
+  readonly localH2Services?: readonly LocalH2Service[];
 }
 
 /**
@@ -68,9 +75,9 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics }: DaemonOptions): Daemon {
-  // Set by the shutdown, read by /readyz, the server and the metrics.
-  const drain = { draining: false };
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [] }: DaemonOptions): Daemon {
+  // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
+  const drain = drainFlag(() => grpcHealth.drainBegan());
   // The operator's ports, and in the entrypoint form the app's own (CONTRACT §8): one scan for all.
   const requiredPorts = requiredListenerPorts({
     requiredPorts: config.requiredPorts,
@@ -80,24 +87,22 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   });
   const metrics = createMetrics?.({
     drain,
-    checkNames: checkNames(requiredPorts, config.upstreamHealthPath !== undefined),
+    checkNames: checkNames(requiredPorts, hasUpstreamCheck(config)),
     overloadProtection: config.maxConcurrency > 0,
   });
   const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
-  const upstreamProbe =
-    config.upstreamHealthPath === undefined
-      ? undefined
-      : new UpstreamProbe({ origin: config.upstream.origin, path: config.upstreamHealthPath, timeoutMs: config.upstreamHealthTimeoutMs });
+  const upstreamProbe = createUpstreamProbe(config);
   const readiness = new ReadinessCheck({
     requiredPorts,
     scanner: new ListenerScanner({ procRoot: config.procRoot, readTable }),
     log,
     ttlMs: config.cacheTtlMs,
-    upstream: upstreamProbe && { path: config.upstreamHealthPath!, probe: () => upstreamProbe.probe() },
+    upstream: upstreamProbe,
     warnAfterMs: config.warnAfterMs,
     observer: metrics?.readiness,
   });
+  const grpcHealth = new GrpcHealthService({ readiness, drain, ttlMs: config.cacheTtlMs });
   const upstreamUrl = new URL(config.upstream.origin);
   const errorLog = new ProxyErrorLog(log);
   // A defect of ours contained to one request or connection: the process keeps serving everyone else.
@@ -113,6 +118,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     onUnaskedBytes: () => log.debug("upstream sent bytes no request asked for; connection closed"),
     onFault: reportFault,
   });
+  // Made now, connected at its first stream only: node:http2 is not loaded before an h2 request needs it.
+  const h2cPool = new H2cPool({ host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80), idleTimeoutMs: 4_000 });
   const limiter =
     config.maxConcurrency > 0
       ? new ConcurrencyLimiter({
@@ -125,6 +132,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors),
     drain,
+    // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
+    http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
     context: {
       pool,
       pathPrefix: config.upstream.pathPrefix,
@@ -144,7 +153,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
   const shutdown = new GracefulShutdown({
     drain,
-    server,
+    server: endingWatches(server, grpcHealth),
     log,
     delayMs: config.shutdownDelayMs,
     timeoutMs: config.shutdownTimeoutMs,
@@ -152,6 +161,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     onTimeout: () => limiter?.rejectQueued(),
     closeUpstream: async () => {
       pool.close();
+      h2cPool.close();
       await upstreamProbe?.close();
     },
     afterDrain: async (reason) => {
@@ -170,6 +180,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
         upstream: config.upstream.url,
         requiredListeners: requiredPorts,
         upstreamHealthPath: config.upstreamHealthPath,
+        upstreamGrpcService: config.upstreamGrpcService,
         procRoot: config.procRoot,
         ...describeConfig(config),
         // Which build answers: a mixed x64/arm64 fleet is told apart from one log line.
@@ -187,4 +198,45 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     return address;
   };
   return { server, app, readiness, shutdown, start };
+}
+
+/** Whether the `upstream` check runs: an HTTP path or a gRPC service (never both: the CLI refuses it). */
+function hasUpstreamCheck(config: Config): boolean {
+  return config.upstreamHealthPath !== undefined || config.upstreamGrpcService !== undefined;
+}
+
+/** The `upstream` check's probe: GET of the app's path (§3b), or its grpc.health.v1 Check over h2c (§13). */
+function createUpstreamProbe(config: Config): UpstreamProbe | GrpcUpstreamProbe | undefined {
+  const { origin } = config.upstream;
+  const timeoutMs = config.upstreamHealthTimeoutMs;
+  if (config.upstreamGrpcService !== undefined) return new GrpcUpstreamProbe({ origin, service: config.upstreamGrpcService, timeoutMs });
+  if (config.upstreamHealthPath === undefined) return undefined;
+  return new UpstreamProbe({ origin, path: config.upstreamHealthPath, timeoutMs });
+}
+
+/** The drain flag; `onBegin` runs once, when it is first set (gRPC Watch streams hear NOT_SERVING at once). */
+function drainFlag(onBegin: () => void): { draining: boolean } {
+  let draining = false;
+  return {
+    get draining() {
+      return draining;
+    },
+    set draining(value: boolean) {
+      const begins = value && !draining;
+      draining = value;
+      if (begins) onBegin();
+    },
+  };
+}
+
+/** The listener as the shutdown drives it: when it closes, every gRPC Watch ends, so none holds the drain open. */
+function endingWatches(server: RelayServer, grpcHealth: GrpcHealthService): Listener {
+  return {
+    close: (done) => {
+      grpcHealth.close();
+      server.close(done);
+    },
+    closeIdleConnections: () => server.closeIdleConnections(),
+    closeAllConnections: () => server.closeAllConnections(),
+  };
 }

@@ -31,6 +31,10 @@ export interface AccessLogEntry {
   readonly userAgent?: string | undefined;
   /** The client went away before its response ended (while queued included). */
   readonly aborted?: boolean | undefined;
+  /** `HTTP/1.1` or `HTTP/2`: the protocol the client spoke (CONTRACT §13). */
+  readonly protocol?: "HTTP/1.1" | "HTTP/2" | undefined;
+  /** The answer's `grpc-status`, where it carried one. */
+  readonly grpcStatus?: number | undefined;
 }
 
 /** Where the relay reports finished requests. */
@@ -77,6 +81,8 @@ class PinoAccessLog implements AccessLog {
         remoteAddr: peerIp(entry.remoteAddr),
         userAgent: entry.userAgent,
         aborted: entry.aborted === true ? true : undefined,
+        protocol: entry.protocol ?? "HTTP/1.1",
+        grpcStatus: entry.grpcStatus,
       },
       "request",
     );

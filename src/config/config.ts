@@ -28,6 +28,8 @@ export interface Config {
   readonly appStopTimeoutMs: number;
   /** The app's own health path, also required to answer 200-399 (CONTRACT §3b); undefined for none. */
   readonly upstreamHealthPath: string | undefined;
+  /** The app's grpc.health.v1 service whose Check is the upstream check instead (CONTRACT §13; "" is the whole server); undefined for none. */
+  readonly upstreamGrpcService: string | undefined;
   readonly upstreamHealthTimeoutMs: number;
   /** A check failing this long is named in one warn line per failing episode. */
   readonly warnAfterMs: number;
@@ -41,4 +43,6 @@ export interface Config {
   readonly queueTimeoutMs: number;
   /** One `request` log line per finished proxied request (CONTRACT §11). */
   readonly accessLog: boolean;
+  /** The protocol spoken to the app (CONTRACT §13): the client's own (`auto`), or always one. */
+  readonly upstreamProtocol: "auto" | "http1" | "h2c";
 }

@@ -184,6 +184,15 @@ export const OPTIONS = [
     parse: parseHealthPath,
   },
   {
+    kind: "optional",
+    field: "upstreamGrpcService",
+    flag: "--readiness-upstream-grpc-service <name>",
+    help: 'instead of a path: require the app\'s grpc.health.v1 Check for this service to answer SERVING ("" = the whole server)',
+    env: "READINESS_PROXY_UPSTREAM_GRPC_SERVICE",
+    // Any name, "" included: it is the app's to define; it travels as a protobuf string.
+    parse: (_input, text) => text,
+  },
+  {
     kind: "value",
     field: "upstreamHealthTimeoutMs",
     flag: "--readiness-upstream-timeout <duration>",
@@ -262,7 +271,18 @@ export const OPTIONS = [
     help: "log one JSON line per finished proxied request (off by default)",
     env: "READINESS_PROXY_ACCESS_LOG",
   },
+  {
+    kind: "value",
+    field: "upstreamProtocol",
+    flag: "--upstream-protocol <auto|http1|h2c>",
+    help: "the protocol spoken to the app: auto (the client's own), http1 or h2c",
+    env: "READINESS_PROXY_UPSTREAM_PROTOCOL",
+    default: "auto",
+    parse: (input, text) => UPSTREAM_PROTOCOLS.find((protocol) => protocol === text) ?? expected(input, "expected auto, http1 or h2c", text),
+  },
 ] as const satisfies readonly OptionSpec[];
+
+const UPSTREAM_PROTOCOLS = ["auto", "http1", "h2c"] as const;
 
 /** Options that only mean something with the limiter on: given without `--max-concurrency` above 0, a usage error. */
 export const LIMITER_OPTIONS: ReadonlyArray<keyof OptionFields> = ["maxQueue", "queueTimeoutMs"];

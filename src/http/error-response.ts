@@ -1,8 +1,10 @@
-// Proxy-made error responses (CONTRACT §6): a branded page for browser navigations, a JSON envelope for everyone else.
+// Proxy-made error responses (CONTRACT §6): a branded page for browser navigations, a JSON envelope for everyone else, gRPC's trailers-only form for gRPC calls (§13).
+import { GRPC_CONTENT_TYPE, GRPC_STATUS, encodeGrpcMessage, isGrpcContentType } from "../grpc/grpc-status.js";
 import { PROXY_ERRORS, escapeHtml, type ErrorPageSet } from "./error-pages.js";
 import type { RequestView, ResponseWriter } from "./response-writer.js";
 
 const GENERIC_MESSAGE = "proxy error";
+const EMPTY = Buffer.alloc(0);
 
 /**
  * A browser navigation names `text/html` explicitly; the any-type wildcard alone (curl, the
@@ -39,7 +41,33 @@ export interface ErrorDetails {
   readonly headers?: readonly string[];
 }
 
-/** Writes proxy-made errors; the status is never changed, only the body's form. */
+/**
+ * A gRPC call's proxy-made 502, 503 or 504 (CONTRACT §13): `200`, `content-type:
+ * application/grpc`, `grpc-status: 14` (UNAVAILABLE) and the envelope's message, no body: what a
+ * gRPC client reads as the call's status, where JSON would be a protocol error that loses it.
+ * Over HTTP/1.1 the same fields go in the head, with `content-length: 0`.
+ */
+export function grpcErrorHeaders(status: number, requestId: string, message = errorMessageFor(status)): string[] {
+  return [
+    "content-type",
+    GRPC_CONTENT_TYPE,
+    "grpc-status",
+    String(GRPC_STATUS.UNAVAILABLE),
+    "grpc-message",
+    encodeGrpcMessage(message),
+    "content-length",
+    "0",
+    "x-request-id",
+    requestId,
+  ];
+}
+
+/** Whether a proxy-made `status` for `request` takes gRPC's form: a gRPC call's 502, 503 or 504. */
+export function wantsGrpcError(request: RequestView, status: number): boolean {
+  return status >= 502 && status <= 504 && isGrpcContentType(request.header("content-type"));
+}
+
+/** Writes proxy-made errors; the status is never changed, only the body's form (gRPC calls: §13's form, carried in a 200). */
 export class ErrorResponder {
   readonly #pages: ErrorPageSet;
 
@@ -49,6 +77,10 @@ export class ErrorResponder {
 
   /** Answers `status` with a page or JSON, `Cache-Control: no-store`, the request id, and the details' message and headers. */
   send(request: RequestView, writer: ResponseWriter, status: number, requestId: string, details: ErrorDetails = {}): void {
+    if (wantsGrpcError(request, status)) {
+      writer.send(200, [...grpcErrorHeaders(status, requestId, details.message), ...(details.headers ?? [])], EMPTY);
+      return;
+    }
     const html = wantsHtml(request.header("accept"));
     const body = html ? this.#renderPage(status, requestId) : jsonErrorBody(status, requestId, details.message);
     writer.send(

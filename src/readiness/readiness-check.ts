@@ -13,9 +13,11 @@ export interface Scanner {
   scan(): Promise<ListenerScan>;
 }
 
-/** The app's own health path (UpstreamProbe, or a fake in tests). */
+/** The app's own health: an HTTP path (UpstreamProbe) or a gRPC service (GrpcUpstreamProbe), or a fake in tests. */
 export interface UpstreamHealth {
-  readonly path: string;
+  /** Exactly one of the two is set: what the transition lines name (`path`, or `service` for gRPC). */
+  readonly path?: string;
+  readonly service?: string;
   probe(): Promise<ProbeOutcome>;
 }
 
@@ -72,7 +74,7 @@ export class ReadinessCheck {
 function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<ReadinessReport> {
   const { requiredPorts, scanner, log, upstream, observer } = options;
   const transitions = new TransitionLog(log);
-  const upstreamTransitions = upstream ? new UpstreamTransitionLog(log, upstream.path) : undefined;
+  const upstreamTransitions = upstream ? new UpstreamTransitionLog(log, upstream.service === undefined ? { path: upstream.path ?? "" } : { service: upstream.service }) : undefined;
   const stillFailing = options.warnAfterMs === undefined ? undefined : new StillFailingLog(log, options.warnAfterMs);
   const scanTables = async (): Promise<ListenerScan> => {
     const started = clock.now();

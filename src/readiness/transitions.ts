@@ -60,21 +60,24 @@ export class TransitionLog {
   }
 }
 
+/** What the upstream check's lines name: `path` for the HTTP check, `service` for the gRPC one (§13). */
+export type UpstreamTarget = { readonly path: string } | { readonly service: string };
+
 /** The upstream check's two states, each logged once when entered (the first probe included). */
 export class UpstreamTransitionLog {
   readonly #log: Logger;
-  readonly #path: string;
+  readonly #target: UpstreamTarget;
   #lastOk: boolean | undefined;
 
-  constructor(log: Logger, path: string) {
+  constructor(log: Logger, target: UpstreamTarget) {
     this.#log = log;
-    this.#path = path;
+    this.#target = target;
   }
 
   record(outcome: ProbeOutcome): void {
     if (outcome.ok === this.#lastOk) return;
     this.#lastOk = outcome.ok;
-    if (outcome.ok) this.#log.info({ path: this.#path }, LOG_MESSAGES.upstreamPassing);
-    else this.#log.warn({ path: this.#path, ...(outcome.status === undefined ? { err: outcome.err } : { status: outcome.status }) }, LOG_MESSAGES.upstreamFailing);
+    if (outcome.ok) this.#log.info({ ...this.#target }, LOG_MESSAGES.upstreamPassing);
+    else this.#log.warn({ ...this.#target, ...(outcome.status === undefined ? { err: outcome.err } : { status: outcome.status }) }, LOG_MESSAGES.upstreamFailing);
   }
 }

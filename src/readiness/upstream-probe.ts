@@ -21,12 +21,15 @@ const MAX_BODY_BYTES = 10 * 1024;
 
 /** Probes the app; one connection of its own, so proxied traffic never queues behind a probe or the reverse. */
 export class UpstreamProbe {
+  /** What the transition lines name. */
+  readonly path: string;
   #pool: Promise<Pool> | undefined;
   readonly #options: UpstreamProbeOptions;
   readonly #timeoutReason: string;
   readonly #headers: string[];
 
   constructor(options: UpstreamProbeOptions) {
+    this.path = options.path;
     this.#options = options;
     this.#timeoutReason = `timeout after ${formatDuration(options.timeoutMs)}`;
     this.#headers = ["user-agent", `readiness-proxy/${VERSION}`, "accept", "*/*"];

@@ -34,10 +34,15 @@ export interface ConnectionHost {
   /** The coarse clock the server's sweep advances (ms). */
   readonly now: number;
   forget(connection: ClientConnection): void;
+  /** The connection began with the HTTP/2 preface: the socket is the h2 side's now, with what followed the preface. */
+  switchToHttp2(connection: ClientConnection, rest: Buffer): void;
   readonly log: Logger;
   /** A defect of ours was contained: logged (throttled) and counted. */
   reportFault(error: unknown): void;
 }
+
+/** The 24-byte preface (RFC 9113 §3.4), which llhttp reads as `PRI * HTTP/2.0` and stops after. */
+const H2_PREFACE_LENGTH = 24;
 
 /** llhttp's errors that are not a plain 400, with node:http's answers. */
 const ERROR_STATUS: Readonly<Record<string, number>> = {
@@ -296,6 +301,7 @@ export class ClientConnection {
   /** What follows the parse of one read: an error answered, an upgrade's rest kept, the heads it completed started. */
   #afterRead(result: number | ParseError, read: () => Buffer): void {
     if (isParseError(result)) {
+      if (result.code === "HPE_PAUSED_H2_UPGRADE" && this.#startsWithPreface(result, read)) return;
       this.#onParseError(result);
     } else if (this.#upgradeRest !== undefined) {
       // Only an upgrade head stops llhttp short of the end of a read.
@@ -306,6 +312,17 @@ export class ClientConnection {
     // within the same read never reaches the app.
     this.#startNext();
     if (this.#waiting.length > 0) this.#pause(PAUSED_FOR_PIPELINE);
+  }
+
+  /** Prior knowledge: the preface was the connection's very first bytes; then the socket goes to the h2 side. */
+  #startsWithPreface(error: ParseError, read: () => Buffer): boolean {
+    const rest = read().subarray(error.bytesParsed);
+    if (this.socket.bytesRead - rest.length !== H2_PREFACE_LENGTH) return false;
+    this.headStartedAt = 0;
+    this.detach();
+    this.socket.removeAllListeners("end");
+    this.#host.switchToHttp2(this, rest);
+    return true;
   }
 
   #onHead(head: ParsedHead): BodyDirective {

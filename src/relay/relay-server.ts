@@ -11,6 +11,10 @@ import { LocalAnswer } from "./local-answer.js";
 import type { RelayContext } from "./relay-context.js";
 import type { RequestHead } from "./request-head.js";
 import { CLIENT_KEEP_ALIVE_SECONDS } from "./response-head.js";
+import { H2Listener } from "./http2/h2-listener.js";
+import type { H2RoutingParts } from "./http2/h2-routing.js";
+import { H1ToH2cExchange } from "./http2/h1-to-h2c-exchange.js";
+import type { H2cPool } from "./http2/h2c-pool.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -26,6 +30,8 @@ export interface RelayServerParts {
   readonly health: HealthEndpoints;
   readonly context: RelayContext;
   readonly drain: DrainState;
+  /** The h2 side's parts beyond health and context (CONTRACT §13). */
+  readonly http2: Omit<H2RoutingParts, "health" | "context">;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -63,11 +69,16 @@ export class RelayServer implements ConnectionHost, Listener {
   readonly #parts: RelayServerParts;
   readonly #connections = new Set<ClientConnection>();
   #sweeper: NodeJS.Timeout | undefined;
+  /** Made at the first HTTP/2 connection. */
+  #h2: H2Listener | undefined;
+  /** `--upstream-protocol h2c`: HTTP/1.1 requests go to the app over h2c too (upgrades stay HTTP/1.1). */
+  readonly #h2cForHttp1: H2cPool | undefined;
   /** Coarse time in ms, advanced by the sweep; starts at 1 so that 0 can mean "not set". */
   now = 1;
 
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
+    this.#h2cForHttp1 = parts.http2.upstreamProtocol === "h2c" ? parts.http2.h2cPool() : undefined;
     this.server = new Server({ noDelay: true }, (socket: Socket) => this.#accept(socket));
     this.server.on("listening", () => {
       this.#sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
@@ -103,11 +114,18 @@ export class RelayServer implements ConnectionHost, Listener {
     if (healthPath === "single check" && health.ownsSingleCheck(request.url)) {
       return new LocalAnswer(connection, request, (own, writer) => health.singleCheck(own, writer));
     }
+    if (this.#h2cForHttp1 !== undefined && !request.upgrade) return new H1ToH2cExchange(context, this.#h2cForHttp1, connection, request);
     return new Exchange(context, connection, request);
   }
 
   forget(connection: ClientConnection): void {
     this.#connections.delete(connection);
+  }
+
+  switchToHttp2(connection: ClientConnection, rest: Buffer): void {
+    this.#connections.delete(connection);
+    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS);
+    this.#h2.accept(connection.socket, rest, this.now);
   }
 
   close(done: () => void): void {
@@ -119,10 +137,13 @@ export class RelayServer implements ConnectionHost, Listener {
 
   closeIdleConnections(): void {
     for (const connection of this.#connections) if (connection.idle || connection.closing) connection.destroy();
+    // HTTP/2 connections get GOAWAY here (the drain's step after the delay): their streams finish.
+    this.#h2?.closeGracefully();
   }
 
   closeAllConnections(): void {
     for (const connection of this.#connections) connection.destroy();
+    this.#h2?.destroyAll();
   }
 
   #accept(socket: Socket): void {
@@ -142,6 +163,7 @@ export class RelayServer implements ConnectionHost, Listener {
   sweep(): void {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
+    this.#h2?.sweep(now);
     for (const connection of this.#connections) {
       try {
         faultAt("timer");

@@ -1,7 +1,7 @@
 // What one proxied request reports as it goes: its concurrency slot, the metrics observer's calls, and its access-log line at the end.
 import { requestIdOf } from "../http/request-id.js";
+import type { RequestView } from "../http/response-writer.js";
 import type { RelayContext } from "./relay-context.js";
-import type { RequestHead } from "./request-head.js";
 
 /**
  * One per proxied request. Every report is made once, whatever order the exchange ends in
@@ -10,8 +10,12 @@ import type { RequestHead } from "./request-head.js";
  */
 export class RequestRecord {
   readonly #context: RelayContext;
-  readonly #request: RequestHead;
+  readonly #request: RequestView;
   readonly #remoteAddress: string | undefined;
+  /** The protocol the client spoke, for the access log. */
+  readonly protocol: "HTTP/1.1" | "HTTP/2";
+  /** The answer's `grpc-status` (its headers or trailers), when it carried one. */
+  grpcStatus: number | undefined;
   readonly #timed: boolean;
   readonly #startedAt: number;
   #queueMs: number | undefined;
@@ -23,10 +27,11 @@ export class RequestRecord {
   #logged = false;
   #requestId: string | undefined;
 
-  constructor(context: RelayContext, request: RequestHead, remoteAddress: string | undefined) {
+  constructor(context: RelayContext, request: RequestView, remoteAddress: string | undefined, protocol: "HTTP/1.1" | "HTTP/2" = "HTTP/1.1") {
     this.#context = context;
     this.#request = request;
     this.#remoteAddress = remoteAddress;
+    this.protocol = protocol;
     this.#timed = context.observer.enabled || context.accessLog.enabled;
     this.#startedAt = this.#timed ? performance.now() : 0;
   }
@@ -101,6 +106,8 @@ export class RequestRecord {
       remoteAddr: this.#remoteAddress,
       userAgent: request.header("user-agent"),
       aborted,
+      protocol: this.protocol,
+      grpcStatus: this.grpcStatus,
     });
   }
 }

@@ -55,6 +55,7 @@ t.test("one info line, msg request, every field in camelCase, durations to the m
     requestId: "6f1c0e0e-6a53-4a55-9d0b-3a4a3f0c2b1d",
     remoteAddr: "10.0.0.7",
     userAgent: "curl/8.5.0",
+    protocol: "HTTP/1.1",
     msg: "request",
   });
 });

@@ -10,7 +10,8 @@ import { hasPython, holdPort } from "../helpers/port-holder.js";
 import { runToExit } from "../helpers/spawn-daemon.js";
 import { closedPort } from "../helpers/test-doubles.js";
 import { APP_FILE, buildAppImages, busyboxHttpd } from "./app-images.js";
-import { playable, workloadManifests } from "./kube-manifests.js";
+import { playable, workloadManifests, type Probe } from "./kube-manifests.js";
+import { kubeProbeBinary } from "../helpers/kube-probe.js";
 import { messages, podmanUnavailable, startPodman, waitFor, type Podman } from "./podman.js";
 
 const unavailable = podmanUnavailable({ kubePlay: true, busybox: true });
@@ -71,6 +72,14 @@ t.test("app images built on ours", { skip: unavailable }, async (t) => {
       spawnSync("ip", ["-n", namespace, "link", "set", "lo", "up"]);
       const inside = ["ip", "netns", "exec", namespace];
       const podmanInside = { wrapper: ["nsenter", `--net=/run/netns/${namespace}`] };
+      // A grpc probe is asked the kubelet's way: the grpc-go prober of test/grpc, inside the pod's netns.
+      const prober = kubeProbeBinary();
+      const passes = async (probe: Probe) => {
+        if (!probe.grpc) return (await get(probe.httpGet!.path)).status === 200;
+        if ("missing" in prober) throw new Error(`a grpc probe cannot be asked here: ${prober.missing}`);
+        return (await runToExit([...inside, prober.path, "-addr", `127.0.0.1:${probe.grpc.port}`, "-service", probe.grpc.service ?? ""])).code === 0;
+      };
+      const describe = (probe: Probe) => (probe.grpc ? `grpc ${JSON.stringify(probe.grpc.service ?? "")}` : probe.httpGet!.path);
       const get = async (path: string) => {
         const script = `fetch("http://127.0.0.1:${manifest.listenPort}${path}").then(async (r) => console.log(JSON.stringify([r.status, await r.text()])), () => console.log("[0,\\"\\"]"))`;
         const [status, text] = JSON.parse((await runToExit([...inside, process.execPath, "-e", script])).stdout) as [number, string];
@@ -94,24 +103,27 @@ t.test("app images built on ours", { skip: unavailable }, async (t) => {
       // podman runs no probe (no systemd here): each probe's path is asked here, on the proxy's port.
       for (const kind of ["startupProbe", "livenessProbe"] as const) {
         const probe = manifest.proxy[kind];
-        if (probe) t.equal((await get(probe.httpGet.path)).status, 200, `${kind}: ${probe.httpGet.path}`);
+        if (probe) t.ok(await passes(probe), `${kind}: ${describe(probe)}`);
       }
       const app = await waitFor("the app's file through the proxy", 10_000, async () => {
         const reply = await get(APP_FILE.path);
         return reply.status === 200 ? reply.text : undefined;
       });
       t.equal(app, APP_FILE.text, "proxied to the app");
-      const readiness = manifest.proxy.readinessProbe!.httpGet.path;
+      const readinessProbe = manifest.proxy.readinessProbe!;
+      const readiness = describe(readinessProbe);
+      const readyzPath = readinessProbe.httpGet?.path ?? "/readyz";
       // In the entrypoint form the app's own port is required too: a result cached before busybox listened may still name it.
       const notReady = await waitFor("/readyz missing only the required ports", 5_000, async () => {
-        const reply = await get(readiness);
+        const reply = await get(readyzPath);
         return reply.status === 503 && JSON.stringify((JSON.parse(reply.text) as { missingListeners?: number[] }).missingListeners) === JSON.stringify(manifest.requiredPorts) ? reply : undefined;
       });
+      if (readinessProbe.grpc) t.notOk(await passes(readinessProbe), `readinessProbe ${readiness}: NOT_SERVING while ${manifest.requiredPorts.join(", ")} do not listen`);
       t.equal(notReady.status, 503, `readinessProbe ${readiness}: 503 while ${manifest.requiredPorts.join(", ")} do not listen`);
       t.match(JSON.parse(notReady.text), { missingListeners: manifest.requiredPorts });
       if (hasPython()) {
         for (const port of manifest.requiredPorts) await (await holdPort(t, { family: 6, port, wrapper: inside })).listen();
-        await waitFor("/readyz 200 once the required ports listen", 10_000, async () => ((await get(readiness)).status === 200 ? true : undefined));
+        await waitFor("readiness once the required ports listen", 10_000, async () => ((await passes(readinessProbe)) ? true : undefined));
         t.pass(`readinessProbe ${readiness}: 200 once ${manifest.requiredPorts.join(", ")} listen in the pod's network namespace`);
       } else {
         t.comment("not checked: /readyz turning 200 (needs python3 to open the required ports)");

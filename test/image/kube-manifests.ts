@@ -6,8 +6,10 @@ import { busyboxHttpd, busyboxHttpdAsPid1, type AppImages } from "./app-images.j
 
 const deployDir = join(import.meta.dirname, "../../docs/deploy");
 
-interface Probe {
-  httpGet: { path: string; port: string | number };
+/** An httpGet probe, or the kubelet's gRPC probe (grpc.health.v1 Check on a numbered port). */
+export interface Probe {
+  httpGet?: { path: string; port: string | number };
+  grpc?: { port: number; service?: string };
 }
 
 export interface Container {

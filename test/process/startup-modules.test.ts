@@ -23,3 +23,27 @@ t.test("loading the bundle leaves http, http2, tls and crypto unloaded", { skip:
   for (const module of ["http", "http2", "tls", "crypto"]) t.notOk(loaded.has(`NativeModule ${module}`), `node:${module} not loaded`);
   t.ok(loaded.has("NativeModule net"), "the check sees real loads (node:net is one)");
 });
+
+t.test("node:http2 loads at the first HTTP/2 connection, and only then", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
+  const { spawnDaemon } = await import("../helpers/spawn-daemon.js");
+  const { h2Connect, h2Request } = await import("../helpers/h2.js");
+  const { send } = await import("../helpers/http-client.js");
+  for (const speaksH2 of [false, true]) {
+    const work = mkdtempSync(join(tmpdir(), "rp-modules-"));
+    const preload = join(work, "record-modules.cjs");
+    const out = join(work, "modules.txt");
+    writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));\n`);
+    const daemon = await spawnDaemon(t, [process.execPath, "-r", preload, ...bundle.command.slice(1)], []);
+    t.equal((await send(daemon.port, "/healthz")).status, 200, "HTTP/1.1 served");
+    if (speaksH2) {
+      // The bundle aliases node:http2 to a stub for undici: this answer proves the real module came.
+      const answer = await h2Request(h2Connect(t, daemon.port), { ":path": "/healthz" });
+      t.equal(answer.status, 200, "h2 served by the bundle");
+      t.equal(answer.body.toString(), '{"status":"ok"}');
+    }
+    daemon.child.kill("SIGTERM");
+    t.equal(await daemon.exited, 0);
+    const loaded = new Set(readFileSync(out, "utf8").split("\n"));
+    t.equal(loaded.has("NativeModule http2"), speaksH2, speaksH2 ? "node:http2 loaded by the h2 connection" : "node:http2 not loaded by HTTP/1.1 traffic");
+  }
+});

@@ -1,0 +1,23 @@
+// The one place a proxy-made error for a gRPC call is written (CONTRACT §13): a trailers-only answer instead of the envelope or page of §6.
+import type { ServerHttp2Stream } from "node:http2";
+
+/** gRPC's UNAVAILABLE: the code for 502, 503 (overloaded) and 504, and for an HTTP/1.1-only app. */
+export const GRPC_UNAVAILABLE = 14;
+
+/**
+ * `:status 200`, `content-type: application/grpc`, `grpc-status`, `grpc-message` (percent-encoded
+ * as gRPC requires), in one HEADERS frame with END_STREAM. `httpStatus` is what the HTTP answer
+ * would have been: kept for the record, the wire says 200 as gRPC requires. The grpc helper's
+ * src/grpc/ may refine the code per status; every caller comes through here.
+ */
+export function sendGrpcError(stream: ServerHttp2Stream, _httpStatus: number, message: string, requestId?: string, code = GRPC_UNAVAILABLE): void {
+  if (stream.destroyed || stream.headersSent) return;
+  const headers: Record<string, string | number> = {
+    ":status": 200,
+    "content-type": "application/grpc",
+    "grpc-status": code,
+    "grpc-message": encodeURIComponent(message),
+  };
+  if (requestId !== undefined) headers["x-request-id"] = requestId;
+  stream.respond(headers, { endStream: true });
+}

@@ -1,0 +1,287 @@
+// One HTTP/1.1 request relayed to an h2c app on a stream of the h2c pool (--upstream-protocol h2c): the HTTP/1.1 codec's Transaction on the client side, an h2 stream on the app's.
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
+import { withoutQuery } from "../../access-log/access-log.js";
+import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import { parseAbsoluteTarget } from "../../http/request-target.js";
+import type { ResponseWriter } from "../../http/response-writer.js";
+import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
+import type { ClientConnection, Transaction } from "../client-connection.js";
+import { clientAddressOf } from "../forwarded-request-head.js";
+import type { RelayContext } from "../relay-context.js";
+import type { RequestHead } from "../request-head.js";
+import { RequestRecord } from "../request-record.js";
+import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, type ResponseFraming } from "../response-head.js";
+import { HEAD_TIMEOUT_CODE } from "../upstream-connection.js";
+import { h1ToH2cHeaders } from "./h2-forward-headers.js";
+import { OVERLOADED } from "./h2-own-answer.js";
+import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
+import { resetStream } from "./http2-module.js";
+
+const NGHTTP2_FLAG_END_STREAM = 0x1;
+/** How much request body is held while queued or connecting before reading stops (as the HTTP/1.1 exchange). */
+const HELD_BODY_BYTES = 64 * 1024;
+
+/** One per request; the connection runs it in pipelining order like any Transaction. */
+export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSessionUser, ResponseWriter {
+  readonly #context: RelayContext;
+  readonly #pool: H2cPool;
+  readonly #client: ClientConnection;
+  readonly #request: RequestHead;
+  readonly #record: RequestRecord;
+  #headers: OutgoingHttpHeaders | undefined;
+  #queued: QueuedRequest | undefined;
+  #session: ClientHttp2Session | undefined;
+  #upstream: ClientHttp2Stream | undefined;
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #requestEnded = false;
+  #headTimer: NodeJS.Timeout | undefined;
+  #framing: ResponseFraming = "none";
+  #responseStarted = false;
+  #done = false;
+
+  constructor(context: RelayContext, pool: H2cPool, client: ClientConnection, request: RequestHead) {
+    this.#context = context;
+    this.#pool = pool;
+    this.#client = client;
+    this.#request = request;
+    this.#record = new RequestRecord(context, request, client.remoteAddress);
+  }
+
+  start(): void {
+    const url = this.#request.url;
+    let target: string;
+    let authority = this.#request.header("host");
+    if (url.charCodeAt(0) === 0x2f /* "/" */) target = this.#context.pathPrefix + url;
+    else {
+      const absolute = parseAbsoluteTarget(url);
+      if (absolute === undefined) {
+        if (url === "*" && this.#request.method === "OPTIONS") return this.send(200, ["content-length", "0"], Buffer.alloc(0));
+        return this.#refuse(400, "bad request target");
+      }
+      target = this.#context.pathPrefix + absolute.path;
+      authority = absolute.authority;
+    }
+    const transferEncoding = this.#request.header("transfer-encoding");
+    if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== "chunked") return this.#refuse(501, "transfer coding not supported");
+    this.#headers = h1ToH2cHeaders(this.#request, target, authority, { clientAddress: clientAddressOf(this.#client.remoteAddress), upstreamHost: this.#context.upstreamHost });
+    const limiter = this.#context.limiter;
+    if (limiter === undefined) return this.admitted(undefined);
+    const admission = limiter.acquire(this);
+    if (admission === "admitted") this.admitted(0);
+    else if (admission === "rejected") this.#overloaded("queue full", 0);
+    else this.#queued = admission;
+  }
+
+  admitted(waitedMs: number | undefined): void {
+    this.#queued = undefined;
+    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    this.#pool.acquire(this);
+  }
+
+  rejected(_reason: "queue_timeout", waitedMs: number): void {
+    this.#queued = undefined;
+    this.#overloaded("queue timeout", waitedMs);
+  }
+
+  #overloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
+    this.#record.refused(waitedMs);
+    this.#context.errorLog.warn("overloaded", { reason, requestId: this.#record.requestId, method: this.#request.method, url: withoutQuery(this.#request.url), queueMs: waitedMs });
+    this.#context.errors.send(this.#request, this, 503, this.#record.requestId, OVERLOADED);
+  }
+
+  onSession(session: ClientHttp2Session): void {
+    if (this.#done) return this.#pool.release(session);
+    this.#session = session;
+    const endStream = this.#requestEnded && this.#pendingBytes === 0;
+    let upstream: ClientHttp2Stream;
+    try {
+      upstream = session.request(this.#headers!, { endStream });
+    } catch (error) {
+      this.#detach();
+      return this.onSessionFailure(error as Error);
+    }
+    this.#upstream = upstream;
+    upstream.on("response", this.#onResponse);
+    upstream.on("data", this.#onData);
+    upstream.on("end", this.#onEnd);
+    upstream.on("drain", this.#onUpstreamDrain);
+    upstream.on("error", ignore);
+    upstream.on("close", this.#onClose);
+    for (const chunk of this.#pending) upstream.write(chunk);
+    this.#pending = [];
+    if (this.#requestEnded) {
+      if (!endStream) upstream.end();
+      this.#awaitHead();
+    }
+    this.#client.resumeForBody();
+  }
+
+  onSessionFailure(error: Error & { code?: string }): void {
+    if (this.#done) return;
+    this.#context.observer.upstreamError(upstreamErrorReason(error.code));
+    this.#fail(502, error, "upstream unavailable");
+  }
+
+  onRequestBody(chunk: Buffer): void {
+    this.#context.garbage.streamed(chunk.length);
+    if (this.#done || this.#responseStarted && this.#upstream === undefined) return;
+    const upstream = this.#upstream;
+    if (upstream === undefined) {
+      this.#pending.push(chunk);
+      this.#pendingBytes += chunk.length;
+      if (this.#pendingBytes > HELD_BODY_BYTES) this.#client.pauseForBody();
+      return;
+    }
+    if (!upstream.write(chunk)) this.#client.pauseForBody();
+  }
+
+  onRequestEnd(): void {
+    this.#requestEnded = true;
+    const upstream = this.#upstream;
+    if (upstream === undefined || this.#done) return;
+    upstream.end();
+    this.#awaitHead();
+  }
+
+  readonly #onUpstreamDrain = (): void => this.#client.resumeForBody();
+
+  onClientDrain(): void {
+    this.#upstream?.resume();
+  }
+
+  #awaitHead(): void {
+    this.#headTimer ??= setTimeout(this.#onHeadTimeout, this.#context.responseHeaderTimeoutMs).unref();
+  }
+
+  readonly #onHeadTimeout = (): void => {
+    if (this.#responseStarted || this.#done) return;
+    const upstream = this.#upstream;
+    this.#detach();
+    if (upstream !== undefined) resetStream(upstream, true);
+    this.#context.observer.upstreamError("timeout");
+    this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
+  };
+
+  readonly #onResponse = (headers: IncomingHttpHeaders, flags: number): void => {
+    clearTimeout(this.#headTimer);
+    if (this.#done) return;
+    const status = Number(headers[":status"]);
+    this.#record.upstreamHead(status);
+    const flat: string[] = [];
+    let hasContentLength = false;
+    for (const name of Object.keys(headers)) {
+      if (name.charCodeAt(0) === 0x3a) continue;
+      if (name === "content-length") hasContentLength = true;
+      const value = headers[name];
+      if (Array.isArray(value)) for (const one of value) flat.push(name, one);
+      else if (value !== undefined) flat.push(name, String(value));
+    }
+    const method = this.#request.method;
+    if (method === "HEAD" || status === 204 || status === 304) this.#framing = "none";
+    else if (hasContentLength) this.#framing = "length";
+    else if ((flags & NGHTTP2_FLAG_END_STREAM) !== 0) {
+      this.#framing = "length";
+      flat.push("content-length", "0");
+    } else if (this.#request.versionMinor >= 1) this.#framing = "chunked";
+    else {
+      this.#framing = "close";
+      this.#client.closeAfterAnswer();
+    }
+    this.#responseStarted = true;
+    this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: headers.date !== undefined }, this.#framing, this.#client.keepAlive));
+  };
+
+  readonly #onData = (chunk: Buffer): void => {
+    this.#context.garbage.streamed(chunk.length);
+    if (this.#done || this.#framing === "none") return;
+    this.#record.bodySent(chunk.length);
+    let writable: boolean;
+    if (this.#framing === "chunked") {
+      this.#client.write(chunkSizeLine(chunk.length));
+      this.#client.socket.write(chunk);
+      writable = this.#client.write(CRLF);
+    } else writable = this.#client.socket.write(chunk);
+    if (!writable) this.#upstream?.pause();
+  };
+
+  readonly #onEnd = (): void => {
+    if (this.#done || !this.#responseStarted) return;
+    if (this.#framing === "chunked") this.#client.write(LAST_CHUNK);
+    this.#done = true;
+    this.#record.finished(false);
+    this.#client.resumeForBody();
+    this.#client.responseEnded(this);
+  };
+
+  readonly #onClose = (): void => {
+    const upstream = this.#upstream;
+    this.#detach();
+    if (this.#done || upstream === undefined) return;
+    if (!this.#responseStarted) {
+      this.#context.observer.upstreamError("reset");
+      return this.#fail(502, Object.assign(new Error(`upstream stream closed (code ${upstream.rstCode})`), { code: "ECONNRESET" }), "upstream unavailable");
+    }
+    // Mid-body: the client's response ends abruptly so it can never look complete.
+    this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: withoutQuery(this.#request.url), code: `RST_STREAM ${upstream.rstCode}` });
+    this.#done = true;
+    this.#record.finished(false);
+    this.#client.destroy();
+  };
+
+  /** A defect of ours on the client's connection: released as if the client had gone (its connection is cut). */
+  abandon(): boolean {
+    this.onClientGone();
+    return false;
+  }
+
+  onClientGone(): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#headTimer);
+    const queued = this.#queued;
+    if (queued !== undefined) {
+      queued.cancel();
+      this.#queued = undefined;
+      this.#record.refused(performance.now() - queued.enqueuedAt);
+    }
+    const upstream = this.#upstream;
+    this.#detach();
+    if (upstream !== undefined) resetStream(upstream, true);
+    this.#record.finished(true);
+  }
+
+  #detach(): void {
+    const session = this.#session;
+    this.#session = undefined;
+    this.#upstream = undefined;
+    if (session !== undefined) this.#pool.release(session);
+  }
+
+  #refuse(status: 400 | 501, reason: string): void {
+    const requestId = this.#record.requestId;
+    this.#context.errorLog.proxyError(this.#request, requestId, status, new Error(reason), reason);
+    const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
+    this.#client.closeAfterAnswer();
+    this.send(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
+  }
+
+  #fail(status: number, error: Error, reason: string): void {
+    clearTimeout(this.#headTimer);
+    this.#context.errorLog.proxyError(this.#request, this.#record.requestId, status, error, reason);
+    this.#context.errors.send(this.#request, this, status, this.#record.requestId);
+  }
+
+  /** A whole answer of our own, which finishes the exchange. */
+  send(status: number, headers: readonly string[], body: Buffer): void {
+    this.#done = true;
+    this.#record.responseHead(status);
+    if (this.#request.method !== "HEAD") this.#record.bodySent(body.length);
+    this.#client.sendWhole(this.#request, status, headers, body);
+    this.#record.finished(false);
+    this.#client.resumeForBody();
+    this.#client.responseEnded(this);
+  }
+}
+
+function ignore(): void {}

@@ -1,0 +1,286 @@
+// One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
+import { clientAddressOf } from "../forwarded-request-head.js";
+import type { RelayContext } from "../relay-context.js";
+import { RequestRecord } from "../request-record.js";
+import { HEAD_TIMEOUT_CODE } from "../upstream-connection.js";
+import { upstreamH2Headers } from "./h2-forward-headers.js";
+import { OVERLOADED, answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
+import type { H2Request } from "./h2-request.js";
+import { relayedH2Headers } from "./h2-response-headers.js";
+import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
+import { http2, resetStream } from "./http2-module.js";
+
+/** What an exchange reads besides its stream: the relay's shared parts and the h2c pool. */
+export interface H2ExchangeParts {
+  readonly context: RelayContext;
+  readonly pool: H2cPool;
+}
+
+const NGHTTP2_FLAG_END_STREAM = 0x1;
+
+/** One per stream; listeners are its own methods, bound once. */
+export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
+  readonly #parts: H2ExchangeParts;
+  readonly #client: ServerHttp2Stream;
+  readonly #request: H2Request;
+  readonly #record: RequestRecord;
+  /** A body read before forwarding (the gRPC health hook's), sent whole with the head. */
+  readonly #preRead: Buffer | undefined;
+  #headers: OutgoingHttpHeaders = {};
+  #queued: QueuedRequest | undefined;
+  #session: ClientHttp2Session | undefined;
+  #upstream: ClientHttp2Stream | undefined;
+  #headTimer: NodeJS.Timeout | undefined;
+  #trailers: OutgoingHttpHeaders | undefined;
+  /** The client's own request trailers, sent on when the app's stream wants them. */
+  #requestTrailers: OutgoingHttpHeaders | undefined;
+  #clientEnded: boolean;
+  #bodyForwarded = false;
+  #responseStarted = false;
+  #responseEnded = false;
+  #retried = false;
+  #done = false;
+
+  constructor(parts: H2ExchangeParts, client: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
+    this.#parts = parts;
+    this.#client = client;
+    this.#request = request;
+    this.#record = new RequestRecord(parts.context, request, remoteAddress, "HTTP/2");
+    this.#preRead = preRead;
+    this.#clientEnded = request.bodiless || (preRead !== undefined && preReadEnded);
+    this.#headers = upstreamH2Headers(request, {
+      target: parts.context.pathPrefix + request.url,
+      clientAddress: clientAddressOf(remoteAddress),
+      upstreamHost: parts.context.upstreamHost,
+    });
+    // Nothing is read until the app's stream exists: the client's window is the only buffer.
+    client.pause();
+    client.on("data", this.#onClientData);
+    client.on("end", this.#onClientEnd);
+    client.on("drain", this.#onClientDrain);
+    client.on("wantTrailers", this.#onWantTrailers);
+    client.on("trailers", this.#onClientTrailers);
+    client.on("error", ignore);
+    client.on("close", this.#onClientClose);
+  }
+
+  start(): void {
+    const limiter = this.#parts.context.limiter;
+    if (limiter === undefined) return this.admitted(undefined);
+    const admission = limiter.acquire(this);
+    if (admission === "admitted") this.admitted(0);
+    else if (admission === "rejected") this.#refuseOverloaded("queue full", 0);
+    else this.#queued = admission;
+  }
+
+  admitted(waitedMs: number | undefined): void {
+    this.#queued = undefined;
+    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    this.#parts.pool.acquire(this);
+  }
+
+  rejected(_reason: "queue_timeout", waitedMs: number): void {
+    this.#queued = undefined;
+    this.#refuseOverloaded("queue timeout", waitedMs);
+  }
+
+  #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
+    this.#record.refused(waitedMs);
+    this.#parts.context.errorLog.warn("overloaded", { reason, requestId: this.#record.requestId, method: this.#request.method, url: this.#request.url.split("?", 1)[0], queueMs: waitedMs });
+    this.#failBeforeHead(503, new Error("overloaded"), "overloaded", true);
+  }
+
+  onSession(session: ClientHttp2Session): void {
+    if (this.#done) {
+      this.#parts.pool.release(session);
+      return;
+    }
+    this.#session = session;
+    let upstream: ClientHttp2Stream;
+    try {
+      const endStream = this.#clientEnded && (this.#preRead === undefined || this.#preRead.length === 0);
+      upstream = session.request(this.#headers, { endStream, waitForTrailers: !endStream });
+    } catch (error) {
+      this.#parts.pool.release(session);
+      this.#session = undefined;
+      this.onSessionFailure(error as Error);
+      return;
+    }
+    this.#upstream = upstream;
+    upstream.on("response", this.#onResponse);
+    upstream.on("headers", this.#onInterim);
+    upstream.on("data", this.#onUpstreamData);
+    upstream.on("trailers", this.#onUpstreamTrailers);
+    upstream.on("end", this.#onUpstreamEnd);
+    upstream.on("drain", this.#onUpstreamDrain);
+    upstream.on("wantTrailers", this.#onUpstreamWantsTrailers);
+    upstream.on("error", ignore);
+    upstream.on("close", this.#onUpstreamClose);
+    if (this.#preRead !== undefined && this.#preRead.length > 0) {
+      if (this.#clientEnded) upstream.end(this.#preRead);
+      else upstream.write(this.#preRead);
+      this.#bodyForwarded = true;
+    }
+    if (this.#clientEnded) this.#awaitHead();
+    else this.#client.resume();
+  }
+
+  onSessionFailure(error: Error & { code?: string }): void {
+    if (this.#done) return;
+    this.#parts.context.observer.upstreamError(upstreamErrorReason(error.code));
+    this.#failBeforeHead(502, error, "upstream unavailable");
+  }
+
+  readonly #onClientData = (chunk: Buffer): void => {
+    this.#parts.context.garbage.streamed(chunk.length);
+    this.#bodyForwarded = true;
+    if (this.#upstream !== undefined && !this.#upstream.write(chunk)) this.#client.pause();
+  };
+
+  readonly #onClientEnd = (): void => {
+    this.#clientEnded = true;
+    const upstream = this.#upstream;
+    if (upstream === undefined || this.#done) return;
+    upstream.end();
+    if (!this.#responseStarted) this.#awaitHead();
+  };
+
+  readonly #onClientTrailers = (headers: IncomingHttpHeaders): void => {
+    this.#requestTrailers = relayedH2Headers(headers);
+  };
+
+  readonly #onUpstreamWantsTrailers = (): void => {
+    this.#upstream?.sendTrailers(this.#requestTrailers ?? {});
+  };
+
+  readonly #onUpstreamDrain = (): void => {
+    this.#client.resume();
+  };
+
+  readonly #onClientDrain = (): void => {
+    this.#upstream?.resume();
+  };
+
+  /** `--response-header-timeout`, from the request's end (upload time does not count), per stream. */
+  #awaitHead(): void {
+    if (this.#headTimer !== undefined) return;
+    this.#headTimer = setTimeout(this.#onHeadTimeout, this.#parts.context.responseHeaderTimeoutMs).unref();
+  }
+
+  readonly #onHeadTimeout = (): void => {
+    this.#headTimer = undefined;
+    if (this.#responseStarted || this.#done) return;
+    const upstream = this.#upstream;
+    this.#detachUpstream();
+    if (upstream !== undefined) resetStream(upstream, true);
+    this.#parts.context.observer.upstreamError("timeout");
+    this.#failBeforeHead(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
+  };
+
+  readonly #onInterim = (headers: IncomingHttpHeaders): void => {
+    const status = Number(headers[":status"]);
+    if (status > 100 && status < 200 && !this.#client.headersSent) this.#client.additionalHeaders(relayedH2Headers(headers));
+  };
+
+  readonly #onResponse = (headers: IncomingHttpHeaders, flags: number): void => {
+    if (this.#done) return;
+    clearTimeout(this.#headTimer);
+    this.#responseStarted = true;
+    const endStream = (flags & NGHTTP2_FLAG_END_STREAM) !== 0;
+    this.#record.upstreamHead(Number(headers[":status"]));
+    const grpcStatus = grpcStatusOf(headers);
+    if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
+    try {
+      this.#client.respond(relayedH2Headers(headers), { endStream, waitForTrailers: !endStream });
+    } catch (error) {
+      this.#parts.context.errorLog.warn("upstream response not relayable", { requestId: this.#record.requestId, err: (error as Error).message });
+      resetStream(this.#client, false);
+      return;
+    }
+    if (endStream) this.#responseEnded = true;
+  };
+
+  readonly #onUpstreamData = (chunk: Buffer): void => {
+    this.#parts.context.garbage.streamed(chunk.length);
+    this.#record.bodySent(chunk.length);
+    if (!this.#client.write(chunk)) this.#upstream?.pause();
+  };
+
+  readonly #onUpstreamTrailers = (headers: IncomingHttpHeaders): void => {
+    this.#trailers = relayedH2Headers(headers);
+    const grpcStatus = grpcStatusOf(headers);
+    if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
+  };
+
+  readonly #onUpstreamEnd = (): void => {
+    if (this.#done || !this.#responseStarted || this.#responseEnded) return;
+    this.#responseEnded = true;
+    this.#client.end();
+  };
+
+  readonly #onWantTrailers = (): void => {
+    // No trailers from the app: node sends an empty DATA frame with END_STREAM instead.
+    this.#client.sendTrailers(this.#trailers ?? {});
+  };
+
+  readonly #onUpstreamClose = (): void => {
+    const upstream = this.#upstream;
+    this.#detachUpstream();
+    if (this.#done || upstream === undefined) return;
+    const code = upstream.rstCode ?? 0;
+    const constants = http2().constants;
+    if (this.#responseEnded && code === constants.NGHTTP2_NO_ERROR) return;
+    if (!this.#responseStarted) {
+      // RFC 9113 §8.7: a refused stream (or one above a GOAWAY's last id) was not processed: sent again once.
+      if (code === constants.NGHTTP2_REFUSED_STREAM && !this.#retried && !this.#bodyForwarded) {
+        this.#retried = true;
+        this.#parts.pool.acquire(this);
+        return;
+      }
+      this.#parts.context.observer.upstreamError(code === 0 ? "other" : "reset");
+      this.#failBeforeHead(502, Object.assign(new Error(`upstream stream closed (code ${code})`), { code: "ECONNRESET" }), "upstream unavailable");
+      return;
+    }
+    // Mid-response: the client's stream is reset too, so it can never look complete.
+    this.#parts.context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
+    resetStream(this.#client, false);
+  };
+
+  /** The client's stream closed: answered, reset by the client, or its connection gone. */
+  readonly #onClientClose = (): void => {
+    clearTimeout(this.#headTimer);
+    const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
+    this.#done = true;
+    const queued = this.#queued;
+    if (queued !== undefined) {
+      queued.cancel();
+      this.#queued = undefined;
+      this.#record.refused(performance.now() - queued.enqueuedAt);
+    }
+    const upstream = this.#upstream;
+    this.#detachUpstream();
+    if (upstream !== undefined) resetStream(upstream, true);
+    this.#record.finished(aborted);
+  };
+
+  #detachUpstream(): void {
+    const session = this.#session;
+    this.#session = undefined;
+    this.#upstream = undefined;
+    if (session !== undefined) this.#parts.pool.release(session);
+  }
+
+  #failBeforeHead(status: number, error: Error, reason: string, overloaded = false): void {
+    if (this.#done || this.#client.headersSent) return;
+    clearTimeout(this.#headTimer);
+    this.#responseEnded = true;
+    // What the client still sends is read and dropped, so its stream can close.
+    this.#client.resume();
+    answerOwnError(this.#parts.context, this.#client, this.#request, this.#record, status, error, reason, overloaded ? OVERLOADED : undefined);
+  }
+}
+
+function ignore(): void {}

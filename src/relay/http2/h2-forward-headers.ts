@@ -1,0 +1,155 @@
+// The request head an h2 request is sent on with, built in one pass over its fields: as h2c header fields, or as HTTP/1.1 text for an HTTP/1.1 app.
+import type { OutgoingHttpHeaders } from "node:http2";
+import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
+import type { RequestBodyFraming } from "../forwarded-request-head.js";
+import type { RequestHead } from "../request-head.js";
+import type { H2Request } from "./h2-request.js";
+
+/** What both forms need besides the request: the target (path prefix applied), the peer, the upstream's authority. */
+export interface H2ForwardOptions {
+  readonly target: string;
+  readonly clientAddress: string;
+  readonly upstreamHost: string;
+}
+
+/** The X-Forwarded-* fields the client sent, joined, with ours appended (as for HTTP/1.1). */
+interface Forwarded {
+  for: string | undefined;
+  proto: string | undefined;
+  host: string | undefined;
+}
+
+/** Collects an X-Forwarded-* field; true when `name` was one. */
+function collectForwarded(forwarded: Forwarded, name: string, value: string): boolean {
+  if (name.length < 15 || !name.startsWith("x-forwarded-")) return false;
+  if (name === "x-forwarded-for") forwarded.for = forwarded.for === undefined ? value : `${forwarded.for}, ${value}`;
+  else if (name === "x-forwarded-proto") forwarded.proto = forwarded.proto === undefined ? value : `${forwarded.proto}, ${value}`;
+  else if (name === "x-forwarded-host") forwarded.host = forwarded.host === undefined ? value : `${forwarded.host}, ${value}`;
+  else return false;
+  return true;
+}
+
+function appendForwarded(forwarded: Forwarded, request: H2Request, options: H2ForwardOptions): [string, string, string | undefined] {
+  const host = request.authority;
+  return [
+    forwarded.for === undefined ? options.clientAddress : `${forwarded.for}, ${options.clientAddress}`,
+    forwarded.proto === undefined ? "http" : `${forwarded.proto}, http`,
+    host === undefined ? forwarded.host : forwarded.host === undefined ? host : `${forwarded.host}, ${host}`,
+  ];
+}
+
+/**
+ * h2c to the app: the client's fields minus pseudo-headers, Host (`:authority` says it) and
+ * hop-by-hop ones, except `te: trailers`, which gRPC needs end to end. nghttp2 has refused a
+ * request with connection-specific fields or another `te` already.
+ */
+export function upstreamH2Headers(request: H2Request, options: H2ForwardOptions): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {
+    ":method": request.method,
+    ":path": options.target,
+    ":scheme": "http",
+    ":authority": request.authority ?? options.upstreamHost,
+  };
+  const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
+  const raw = request.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    const value = raw[index + 1]!;
+    if (name.charCodeAt(0) === 0x3a /* ":" */ || name === "host") continue;
+    if (collectForwarded(forwarded, name, value)) continue;
+    if (name === "te") {
+      if (value.trim().toLowerCase() === "trailers") out.te = "trailers";
+      continue;
+    }
+    if (isHopByHop(name, NO_LISTED_NAMES)) continue;
+    const existing = out[name];
+    if (existing === undefined) out[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[name] = [String(existing), value];
+  }
+  const [forwardedFor, forwardedProto, forwardedHost] = appendForwarded(forwarded, request, options);
+  out["x-forwarded-for"] = forwardedFor;
+  out["x-forwarded-proto"] = forwardedProto;
+  if (forwardedHost !== undefined) out["x-forwarded-host"] = forwardedHost;
+  return out;
+}
+
+/** An h2 request as an HTTP/1.1 head: the text and how its body is framed. */
+export interface Http1Head {
+  readonly text: string;
+  readonly framing: RequestBodyFraming;
+}
+
+/**
+ * HTTP/1.1 to the app (RFC 9113 §8.2.3, §8.3.1): `:authority` becomes Host, cookie crumbs are
+ * joined with `; `, `te` and hop-by-hop fields are dropped, and the body is framed by its
+ * content-length (nghttp2 checks that the DATA frames add up to it) or chunked.
+ */
+export function http1RequestHead(request: H2Request, options: H2ForwardOptions): Http1Head {
+  let text = `${request.method} ${options.target} HTTP/1.1\r\nhost: ${request.authority ?? options.upstreamHost}\r\n`;
+  const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
+  let cookie: string | undefined;
+  let contentLength: string | undefined;
+  const raw = request.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    const value = raw[index + 1]!;
+    if (name.charCodeAt(0) === 0x3a || name === "host") continue;
+    if (collectForwarded(forwarded, name, value)) continue;
+    if (name === "cookie") {
+      cookie = cookie === undefined ? value : `${cookie}; ${value}`;
+      continue;
+    }
+    if (name === "content-length") {
+      contentLength = value;
+      continue;
+    }
+    if (isHopByHop(name, NO_LISTED_NAMES)) continue;
+    text += `${name}: ${value}\r\n`;
+  }
+  if (cookie !== undefined) text += `cookie: ${cookie}\r\n`;
+  const [forwardedFor, forwardedProto, forwardedHost] = appendForwarded(forwarded, request, options);
+  text += `x-forwarded-for: ${forwardedFor}\r\nx-forwarded-proto: ${forwardedProto}\r\n`;
+  if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
+  let framing: RequestBodyFraming = "none";
+  if (contentLength !== undefined) {
+    text += `content-length: ${contentLength}\r\n`;
+    if (contentLength !== "0") framing = "length";
+  } else if (!request.bodiless) {
+    text += "transfer-encoding: chunked\r\n";
+    framing = "chunked";
+  }
+  return { text: `${text}\r\n`, framing };
+}
+
+/**
+ * An HTTP/1.1 request as h2c header fields (`--upstream-protocol h2c`): Host becomes
+ * `:authority`, hop-by-hop fields (and those its Connection lists) and the framing fields are
+ * dropped, X-Forwarded-* appended. `authority`: an absolute-form target's, else Host's.
+ */
+export function h1ToH2cHeaders(request: RequestHead, target: string, authority: string | undefined, options: Omit<H2ForwardOptions, "target">): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = { ":method": request.method, ":path": target, ":scheme": "http", ":authority": authority ?? options.upstreamHost };
+  const connection = request.joined("connection");
+  const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames([connection]);
+  const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
+  const raw = request.headers;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!.toLowerCase();
+    const value = raw[index + 1]!;
+    if (name === "host" || name === "content-length" || name === "http2-settings") continue;
+    if (collectForwarded(forwarded, name, value)) continue;
+    if (isHopByHop(name, listed)) continue;
+    const existing = out[name];
+    if (existing === undefined) out[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[name] = [String(existing), value];
+  }
+  const contentLength = request.header("content-length");
+  if (contentLength !== undefined) out["content-length"] = contentLength;
+  out["x-forwarded-for"] = forwarded.for === undefined ? options.clientAddress : `${forwarded.for}, ${options.clientAddress}`;
+  out["x-forwarded-proto"] = forwarded.proto === undefined ? "http" : `${forwarded.proto}, http`;
+  const host = request.header("host") ?? authority;
+  const forwardedHost = host === undefined ? forwarded.host : forwarded.host === undefined ? host : `${forwarded.host}, ${host}`;
+  if (forwardedHost !== undefined) out["x-forwarded-host"] = forwardedHost;
+  return out;
+}

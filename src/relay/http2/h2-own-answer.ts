@@ -1,0 +1,40 @@
+// A proxy-made answer on an h2 stream (refusals, 502/503/504): logged, recorded, and written as the envelope or page of §6, or in gRPC's form for a gRPC call.
+import type { ServerHttp2Stream } from "node:http2";
+import { errorMessageFor, type ErrorDetails } from "../../http/error-response.js";
+import type { RelayContext } from "../relay-context.js";
+import type { RequestRecord } from "../request-record.js";
+import { sendGrpcError } from "./grpc-error.js";
+import { streamWriter, type H2Request } from "./h2-request.js";
+
+/** CONTRACT §10: the limiter's 503 says why and when to come back. */
+export const OVERLOADED: ErrorDetails = { message: "overloaded", headers: ["retry-after", "1"] };
+
+/**
+ * Answers `status` for a request that reached no app (or whose app failed before its head).
+ * `reason` is the log's fixed text; 400 and 501 get the bare JSON refusal as over HTTP/1.1.
+ */
+export function answerOwnError(context: RelayContext, stream: ServerHttp2Stream, request: H2Request, record: RequestRecord, status: number, error: Error, reason: string, details?: ErrorDetails): void {
+  const requestId = record.requestId;
+  if (details !== OVERLOADED) context.errorLog.proxyError(request, requestId, status, error, reason);
+  record.responseHead(status);
+  if (request.grpc) {
+    sendGrpcError(stream, status, details?.message ?? (status === 400 || status === 501 ? reason : errorMessageFor(status)), requestId);
+    record.grpcStatus = 14;
+    return;
+  }
+  const writer = streamWriter(stream, request, (_status, bytes) => record.bodySent(bytes));
+  if (status === 400 || status === 501) {
+    const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
+    writer.send(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
+    return;
+  }
+  context.errors.send(request, writer, status, requestId, details);
+}
+
+/** The `grpc-status` of a response's headers or trailers, or undefined. */
+export function grpcStatusOf(headers: Record<string, unknown>): number | undefined {
+  const value = headers["grpc-status"];
+  if (value === undefined) return undefined;
+  const status = Number(Array.isArray(value) ? value[0] : value);
+  return Number.isInteger(status) ? status : undefined;
+}

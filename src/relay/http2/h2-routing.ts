@@ -1,0 +1,121 @@
+// Where each h2 stream goes: a health answer of §2, a local gRPC service (the hook src/grpc/ plugs into), or the app over h2c or HTTP/1.1.
+import type { ServerHttp2Stream } from "node:http2";
+import { matchHealthPath, type HealthEndpoints } from "../../http/health.js";
+import type { RelayContext } from "../relay-context.js";
+import { RequestRecord } from "../request-record.js";
+import { H2Exchange } from "./h2-exchange.js";
+import { answerOwnError } from "./h2-own-answer.js";
+import { streamWriter, type H2Request } from "./h2-request.js";
+import { H2ToH1Exchange } from "./h2-to-h1-exchange.js";
+import type { H2cPool } from "./h2c-pool.js";
+
+/** `--upstream-protocol` (CONTRACT §13). */
+export type UpstreamProtocol = "auto" | "http1" | "h2c";
+
+/**
+ * A service the proxy answers itself on h2 (the grpc.health.v1 service of src/grpc/). `claims`
+ * looks at the head only; a claimed stream's body (at most {@link LOCAL_BODY_LIMIT}) is read
+ * whole, then `answer` either writes the whole answer and returns true, or returns false and
+ * the stream goes to the app untouched, with the body already read (another service name).
+ */
+export interface LocalH2Service {
+  claims(request: H2Request): boolean;
+  answer(request: H2Request, body: Buffer, stream: ServerHttp2Stream): boolean;
+}
+
+/** A locally claimed request's body above this is the app's: no local service needs more. */
+export const LOCAL_BODY_LIMIT = 64 * 1024;
+
+export interface H2RoutingParts {
+  readonly health: HealthEndpoints;
+  readonly context: RelayContext;
+  readonly upstreamProtocol: UpstreamProtocol;
+  /** The h2c pool, made at the first stream that needs one. */
+  readonly h2cPool: () => H2cPool;
+  /** Services answered locally before anything is forwarded; empty until src/grpc/ adds its own. */
+  readonly localServices: readonly LocalH2Service[];
+}
+
+/** Routes one stream; health paths first (never queued, never recorded), as for HTTP/1.1. */
+export function routeStream(parts: H2RoutingParts, stream: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined): void {
+  const { health } = parts;
+  const healthPath = matchHealthPath(request.method, request.url);
+  if (healthPath !== undefined && (healthPath !== "single check" || health.ownsSingleCheck(request.url))) {
+    stream.on("error", ignore);
+    stream.resume(); // a body sent with it is read and dropped
+    const writer = streamWriter(stream, request);
+    if (healthPath === "liveness") health.liveness(writer);
+    else if (healthPath === "readiness") health.readiness(request, writer);
+    else health.singleCheck(request, writer);
+    return;
+  }
+  for (const service of parts.localServices) {
+    if (service.claims(request)) {
+      readSmallBody(stream, (body, ended) => {
+        if (!ended || !service.answer(request, body, stream)) forward(parts, stream, request, remoteAddress, body, ended);
+      });
+      return;
+    }
+  }
+  forward(parts, stream, request, remoteAddress, undefined);
+}
+
+/** To the app, in the protocol `--upstream-protocol` says; `preRead`: the body a local service read first. */
+export function forward(parts: H2RoutingParts, stream: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded = true): void {
+  const { context } = parts;
+  if (request.method === "CONNECT" || request.url === "*" || request.url.charCodeAt(0) !== 0x2f /* "/" */) {
+    stream.on("error", ignore);
+    stream.resume();
+    const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
+    if (request.method === "OPTIONS" && request.url === "*") {
+      // `OPTIONS *` asks about the server, which is ours to answer (as over HTTP/1.1).
+      record.responseHead(200);
+      streamWriter(stream, request).send(200, ["content-length", "0"], Buffer.alloc(0));
+    } else {
+      const reason = request.method === "CONNECT" ? "CONNECT is not supported" : "bad request target";
+      answerOwnError(context, stream, request, record, request.method === "CONNECT" ? 501 : 400, new Error(reason), reason);
+    }
+    stream.once("close", () => record.finished(false));
+    return;
+  }
+  if (parts.upstreamProtocol === "http1") {
+    if (request.grpc) {
+      const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
+      stream.on("error", ignore);
+      stream.resume();
+      answerOwnError(context, stream, request, record, 502, new Error("upstream speaks HTTP/1.1"), "upstream speaks HTTP/1.1", { message: "upstream speaks HTTP/1.1" });
+      stream.once("close", () => record.finished(false));
+      return;
+    }
+    new H2ToH1Exchange(context, stream, request, remoteAddress, preRead, preReadEnded).start();
+    return;
+  }
+  new H2Exchange({ context, pool: parts.h2cPool() }, stream, request, remoteAddress, preRead, preReadEnded).start();
+}
+
+/** The whole body (`ended`), or what was read when it grew past LOCAL_BODY_LIMIT (then the rest follows on the stream). */
+function readSmallBody(stream: ServerHttp2Stream, done: (body: Buffer, ended: boolean) => void): void {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  const onData = (chunk: Buffer): void => {
+    chunks.push(chunk);
+    length += chunk.length;
+    if (length > LOCAL_BODY_LIMIT) {
+      finish();
+      done(Buffer.concat(chunks, length), false);
+    }
+  };
+  const onEnd = (): void => {
+    finish();
+    done(Buffer.concat(chunks, length), true);
+  };
+  const finish = (): void => {
+    stream.off("data", onData);
+    stream.off("end", onEnd);
+    stream.pause();
+  };
+  stream.on("data", onData);
+  stream.on("end", onEnd);
+}
+
+function ignore(): void {}

@@ -1,0 +1,223 @@
+// One h2 stream relayed to an HTTP/1.1 app through the HTTP/1.1 pool (--upstream-protocol http1): the head translated once, bodies framed for HTTP/1.1, backpressure both ways.
+import type { Socket } from "node:net";
+import type { ServerHttp2Stream } from "node:http2";
+import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
+import { clientAddressOf, type RequestBodyFraming } from "../forwarded-request-head.js";
+import { BODY, type BodyDirective, type ParsedHead } from "../llhttp-binding.js";
+import type { RelayContext } from "../relay-context.js";
+import { RequestRecord } from "../request-record.js";
+import { CRLF, LAST_CHUNK, chunkSizeLine } from "../response-head.js";
+import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "../upstream-connection.js";
+import { http1RequestHead } from "./h2-forward-headers.js";
+import { OVERLOADED, answerOwnError } from "./h2-own-answer.js";
+import type { H2Request } from "./h2-request.js";
+import { h1ToH2Headers } from "./h2-response-headers.js";
+import { http2, resetStream } from "./http2-module.js";
+
+/** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
+export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
+  readonly #context: RelayContext;
+  readonly #client: ServerHttp2Stream;
+  readonly #request: H2Request;
+  readonly #record: RequestRecord;
+  readonly #headText: string;
+  readonly #framing: RequestBodyFraming;
+  #preRead: Buffer | undefined;
+  #queued: QueuedRequest | undefined;
+  #upstream: UpstreamConnection | undefined;
+  #clientEnded: boolean;
+  #requestSent = false;
+  #responseStarted = false;
+  #responseEnded = false;
+  #done = false;
+
+  constructor(context: RelayContext, client: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
+    this.#context = context;
+    this.#client = client;
+    this.#request = request;
+    this.#record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
+    this.#preRead = preRead;
+    this.#clientEnded = request.bodiless || (preRead !== undefined && preReadEnded);
+    const head = http1RequestHead(request, { target: context.pathPrefix + request.url, clientAddress: clientAddressOf(remoteAddress), upstreamHost: context.upstreamHost });
+    this.#headText = head.text;
+    this.#framing = head.framing;
+    client.pause();
+    client.on("data", this.#onClientData);
+    client.on("end", this.#onClientEnd);
+    client.on("drain", this.#onClientDrain);
+    client.on("error", ignore);
+    client.on("close", this.#onClientClose);
+  }
+
+  start(): void {
+    const limiter = this.#context.limiter;
+    if (limiter === undefined) return this.admitted(undefined);
+    const admission = limiter.acquire(this);
+    if (admission === "admitted") this.admitted(0);
+    else if (admission === "rejected") this.#refuseOverloaded("queue full", 0);
+    else this.#queued = admission;
+  }
+
+  admitted(waitedMs: number | undefined): void {
+    this.#queued = undefined;
+    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    // Never sent again (see onUpstreamFailure): it goes only on a connection fresh enough not to race the app's idle close.
+    const upstream = this.#context.pool.acquire(this, false);
+    this.#upstream = upstream;
+    if (upstream.connected) this.#sendHead();
+    else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+  }
+
+  rejected(_reason: "queue_timeout", waitedMs: number): void {
+    this.#queued = undefined;
+    this.#refuseOverloaded("queue timeout", waitedMs);
+  }
+
+  #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
+    this.#record.refused(waitedMs);
+    this.#context.errorLog.warn("overloaded", { reason, requestId: this.#record.requestId, method: this.#request.method, url: this.#request.url.split("?", 1)[0], queueMs: waitedMs });
+    this.#failBeforeHead(503, new Error("overloaded"), "overloaded", true);
+  }
+
+  onConnected(): void {
+    this.#sendHead();
+  }
+
+  #sendHead(): void {
+    const upstream = this.#upstream!;
+    upstream.socket.cork();
+    upstream.write(this.#headText);
+    const preRead = this.#preRead;
+    this.#preRead = undefined;
+    if (preRead !== undefined && preRead.length > 0) this.#writeBody(upstream, preRead);
+    if (this.#clientEnded) this.#sendRequestEnd(upstream);
+    upstream.socket.uncork();
+    if (!this.#clientEnded) this.#client.resume();
+  }
+
+  #writeBody(upstream: UpstreamConnection, chunk: Buffer): boolean {
+    if (this.#framing !== "chunked") return upstream.socket.write(chunk);
+    upstream.write(chunkSizeLine(chunk.length));
+    upstream.socket.write(chunk);
+    return upstream.write(CRLF);
+  }
+
+  #sendRequestEnd(upstream: UpstreamConnection): void {
+    if (this.#framing === "chunked") upstream.write(LAST_CHUNK);
+    this.#requestSent = true;
+    upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+  }
+
+  readonly #onClientData = (chunk: Buffer): void => {
+    this.#context.garbage.streamed(chunk.length);
+    const upstream = this.#upstream;
+    if (upstream === undefined || this.#done) return;
+    if (!this.#writeBody(upstream, chunk)) this.#client.pause();
+  };
+
+  readonly #onClientEnd = (): void => {
+    this.#clientEnded = true;
+    const upstream = this.#upstream;
+    if (upstream !== undefined && upstream.connected && !this.#requestSent && !this.#done) this.#sendRequestEnd(upstream);
+  };
+
+  onUpstreamDrain(): void {
+    this.#client.resume();
+  }
+
+  readonly #onClientDrain = (): void => {
+    this.#upstream?.resumeReading();
+  };
+
+  onResponseHead(head: ParsedHead): BodyDirective {
+    const status = head.statusCode;
+    if (status < 200 && status !== 101) {
+      if (status !== 100 && !this.#client.headersSent) this.#client.additionalHeaders(h1ToH2Headers(status, head.headers));
+      return BODY.parse;
+    }
+    if (status === 101) {
+      const upstream = this.#upstream;
+      this.#upstream = undefined;
+      upstream?.destroy();
+      this.#failBeforeHead(502, new Error("upstream switched protocols"), "upstream switched to a protocol that was not asked for");
+      return BODY.skip;
+    }
+    this.#record.upstreamHead(status);
+    this.#responseStarted = true;
+    const bodiless = this.#request.method === "HEAD" || status === 204 || status === 304;
+    this.#client.respond(h1ToH2Headers(status, head.headers), { endStream: bodiless });
+    if (bodiless) this.#responseEnded = true;
+    return this.#request.method === "HEAD" ? BODY.skip : BODY.parse;
+  }
+
+  onResponseBody(chunk: Buffer): void {
+    this.#context.garbage.streamed(chunk.length);
+    if (this.#done || this.#responseEnded) return;
+    this.#record.bodySent(chunk.length);
+    if (!this.#client.write(chunk)) this.#upstream?.pauseReading();
+  }
+
+  onResponseEnd(keepAlive: boolean): void {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    if (upstream !== undefined) {
+      if (keepAlive && this.#requestSent && !this.#done) this.#context.pool.release(upstream);
+      else upstream.destroy();
+    }
+    if (this.#done || this.#responseEnded) return;
+    this.#responseEnded = true;
+    this.#client.end();
+  }
+
+  onTunnel(socket: Socket): void {
+    socket.destroy();
+  }
+
+  /** A defect of ours in the HTTP/1.1 connection's callbacks (already destroyed): this stream only gets the 502, or its reset. */
+  onInternalFault(error: unknown): void {
+    this.#upstream = undefined;
+    this.#context.reportFault(error);
+    if (this.#done) return;
+    if (!this.#responseStarted) this.#failBeforeHead(502, error instanceof Error ? error : new Error(String(error)), "upstream unavailable");
+    else resetStream(this.#client, false);
+  }
+
+  onUpstreamFailure(failure: UpstreamFailure): void {
+    this.#upstream = undefined;
+    if (this.#done) return;
+    if (!this.#responseStarted) {
+      const timedOut = failure.code === HEAD_TIMEOUT_CODE;
+      this.#context.observer.upstreamError(upstreamErrorReason(failure.code));
+      this.#failBeforeHead(timedOut ? 504 : 502, failure, timedOut ? "upstream response head timed out" : "upstream unavailable");
+      return;
+    }
+    this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: failure.code, err: failure.message });
+    resetStream(this.#client, false);
+  }
+
+  readonly #onClientClose = (): void => {
+    const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
+    this.#done = true;
+    const queued = this.#queued;
+    if (queued !== undefined) {
+      queued.cancel();
+      this.#queued = undefined;
+      this.#record.refused(performance.now() - queued.enqueuedAt);
+    }
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    // A request or answer cut short leaves the connection mid-message: never reused.
+    upstream?.destroy();
+    this.#record.finished(aborted);
+  };
+
+  #failBeforeHead(status: number, error: Error, reason: string, overloaded = false): void {
+    if (this.#done || this.#client.headersSent) return;
+    this.#responseEnded = true;
+    this.#client.resume();
+    answerOwnError(this.#context, this.#client, this.#request, this.#record, status, error, reason, overloaded ? OVERLOADED : undefined);
+  }
+}
+
+function ignore(): void {}

@@ -1,0 +1,161 @@
+// Multiplexed h2c sessions to the app: each waits for the app's SETTINGS, takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
+import type { ClientHttp2Session } from "node:http2";
+import { connect } from "node:net";
+import { http2 } from "./http2-module.js";
+
+/** Who waits for a session with room for one stream. */
+export interface H2cSessionUser {
+  /** A session with a stream's worth of room, taken for this user; give it back with {@link H2cPool.release}. */
+  onSession(session: ClientHttp2Session): void;
+  /** The app could not be reached (refused, reset before SETTINGS). */
+  onSessionFailure(error: Error & { code?: string }): void;
+}
+
+export interface H2cPoolOptions {
+  readonly host: string;
+  readonly port: number;
+  /** A session without streams is closed after about this long (as the HTTP/1.1 pool's idle connections). */
+  readonly idleTimeoutMs: number;
+}
+
+/** Streams a session takes before the app's SETTINGS (RFC 9113 §6.5.2 suggests at least 100), and at most after it. */
+const INITIAL_CAPACITY = 100;
+const MAX_CAPACITY = 1000;
+/** The connection-level window we give the app: many streams in flight, each still held to its own 64 KiB window. */
+const SESSION_WINDOW = 4 * 1024 * 1024;
+const SWEEP_INTERVAL_MS = 1_000;
+
+class PooledSession {
+  readonly session: ClientHttp2Session;
+  active = 0;
+  capacity = INITIAL_CAPACITY;
+  /** The app's SETTINGS came. */
+  ready = false;
+  /** False after GOAWAY or an error: no new stream goes here. */
+  usable = true;
+  idleSince = 0;
+  readonly waiters: H2cSessionUser[] = [];
+
+  constructor(session: ClientHttp2Session) {
+    this.session = session;
+  }
+
+  get hasRoom(): boolean {
+    return this.usable && this.active + this.waiters.length < this.capacity;
+  }
+}
+
+/** No limit on sessions: a full one makes another, as the HTTP/1.1 pool opens a connection per request; `--max-concurrency` is where a limit belongs. */
+export class H2cPool {
+  readonly #options: H2cPoolOptions;
+  readonly #sessions: PooledSession[] = [];
+  readonly #bySession = new Map<ClientHttp2Session, PooledSession>();
+  #sweeper: NodeJS.Timeout | undefined;
+  #now = 0;
+
+  constructor(options: H2cPoolOptions) {
+    this.#options = options;
+  }
+
+  /** Gives `user` a session with room now (synchronously) or once one is ready. */
+  acquire(user: H2cSessionUser): void {
+    let pooled: PooledSession | undefined;
+    for (const candidate of this.#sessions) {
+      if (candidate.hasRoom) {
+        pooled = candidate;
+        break;
+      }
+    }
+    pooled ??= this.#open();
+    if (pooled.ready) {
+      pooled.active++;
+      user.onSession(pooled.session);
+    } else {
+      pooled.waiters.push(user);
+    }
+  }
+
+  /** A stream taken with {@link acquire} has closed. */
+  release(session: ClientHttp2Session): void {
+    const pooled = this.#bySession.get(session);
+    if (pooled === undefined) return;
+    pooled.active--;
+    if (pooled.active === 0) pooled.idleSince = this.#now;
+  }
+
+  /** Closes every session (end of shutdown). */
+  close(): void {
+    for (const pooled of this.#sessions.splice(0)) pooled.session.destroy();
+    this.#bySession.clear();
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+  }
+
+  #open(): PooledSession {
+    const { host, port } = this.#options;
+    const session = http2().connect(`http://${host.includes(":") ? `[${host}]` : host}:${port}`, {
+      createConnection: () => connect({ host, port, noDelay: true }),
+      settings: { enablePush: false },
+    });
+    const pooled = new PooledSession(session);
+    this.#sessions.push(pooled);
+    this.#bySession.set(session, pooled);
+    session.once("connect", () => session.setLocalWindowSize(SESSION_WINDOW));
+    session.on("remoteSettings", (settings) => {
+      const max = settings.maxConcurrentStreams;
+      pooled.capacity = max === undefined ? MAX_CAPACITY : Math.max(1, Math.min(max, MAX_CAPACITY));
+      if (!pooled.ready) {
+        pooled.ready = true;
+        this.#serveWaiters(pooled);
+      }
+    });
+    // The streams above its last id come back to their users closed with REFUSED_STREAM: they send again.
+    session.on("goaway", () => this.#retire(pooled, undefined));
+    session.on("error", (error: Error) => this.#retire(pooled, error));
+    session.on("close", () => {
+      this.#retire(pooled, new Error("upstream closed the connection"));
+      this.#bySession.delete(session);
+    });
+    this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
+    return pooled;
+  }
+
+  /** Hands the ready session to its waiters, as far as the app's limit goes; the rest go elsewhere. */
+  #serveWaiters(pooled: PooledSession): void {
+    const waiters = pooled.waiters.splice(0);
+    for (const user of waiters) {
+      if (pooled.usable && pooled.active < pooled.capacity) {
+        pooled.active++;
+        user.onSession(pooled.session);
+      } else {
+        this.acquire(user);
+      }
+    }
+  }
+
+  #retire(pooled: PooledSession, error: Error | undefined): void {
+    pooled.usable = false;
+    const at = this.#sessions.indexOf(pooled);
+    if (at >= 0) this.#sessions.splice(at, 1);
+    const waiters = pooled.waiters.splice(0);
+    for (const user of waiters) {
+      if (error === undefined || pooled.ready) this.acquire(user);
+      else user.onSessionFailure(error);
+    }
+  }
+
+  #sweep(): void {
+    this.#now += SWEEP_INTERVAL_MS;
+    const limit = this.#now - this.#options.idleTimeoutMs + SWEEP_INTERVAL_MS;
+    for (const pooled of [...this.#sessions]) {
+      if (pooled.ready && pooled.active === 0 && pooled.idleSince < limit) {
+        this.#retire(pooled, undefined);
+        pooled.session.close();
+      }
+    }
+    if (this.#sessions.length === 0) {
+      clearInterval(this.#sweeper);
+      this.#sweeper = undefined;
+    }
+  }
+}

@@ -1,0 +1,105 @@
+// --readiness-upstream-grpc-service end to end in the daemon: /readyz?verbose and /readyz/upstream follow a grpcio app whose health flips; the transition lines name `service`; the still-failing line; the option's usage errors.
+import t from "tap";
+import { parseCommandLine } from "../../src/cli.js";
+import { LOG_MESSAGES } from "../../src/readiness/transitions.js";
+import { grpcioMissing, startGrpcApp } from "../helpers/grpc-app.js";
+import { send } from "../helpers/http-client.js";
+import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { closedPort } from "../helpers/test-doubles.js";
+
+const missing = grpcioMissing();
+
+function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  let err = "";
+  const result = parseCommandLine(argv, env, { writeOut: () => {}, writeErr: (text) => (err += text) });
+  return { result, err };
+}
+
+t.test("the option: flag and env, \"\" kept as a service; with --readiness-upstream-path, one usage line and exit 2", async (t) => {
+  for (const [argv, env, expected] of [
+    [["--readiness-upstream-grpc-service", ""], {}, ""],
+    [["--readiness-upstream-grpc-service=my.Service"], {}, "my.Service"],
+    [[], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "" }, ""],
+    [[], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "env.Service" }, "env.Service"],
+    [[], {}, undefined],
+  ] as const) {
+    const { result } = run([...argv], env);
+    t.equal(result.action === "run" ? result.config.upstreamGrpcService : "refused", expected, `${argv.join(" ")} ${JSON.stringify(env)}`);
+  }
+  const both = 'error: --readiness-upstream-grpc-service: expected either it or --readiness-upstream-path, not both, got ""';
+  for (const [argv, env] of [
+    [["--readiness-upstream-grpc-service", "", "--readiness-upstream-path", "/ready"], {}],
+    [["--readiness-upstream-path", "/ready"], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "" }],
+    [["--readiness-upstream-grpc-service", ""], { READINESS_PROXY_UPSTREAM_PATH: "/ready" }],
+  ] as const) {
+    const { result, err } = run([...argv], env);
+    t.same(result, { action: "exit", exitCode: 2 });
+    t.equal(err.trimEnd(), both);
+    t.notMatch(err, /\n.+\n/, "one line");
+  }
+});
+
+t.test("the upstream check follows the app's gRPC health: verbose, /readyz/upstream, one line per transition naming the service", { skip: missing }, async (t) => {
+  const app = await startGrpcApp(t);
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${app.port}`, "--readiness-upstream-grpc-service", "", "--readiness-cache-ttl", "0s"]);
+  const verbose = async () => (await send(daemon.port, "/readyz?verbose")).text();
+  t.equal(await verbose(), "[+]upstream ok\n[+]shutdown ok\nreadyz check passed\n");
+  for (const [mode, reason] of [
+    ["NOT_SERVING", "status NOT_SERVING"],
+    ["UNKNOWN", "status UNKNOWN"],
+    ["NOTFOUND", "status SERVICE_UNKNOWN"],
+    ["UNIMPLEMENTED", "grpc status 12"],
+  ] as const) {
+    await app.set("", mode);
+    t.equal(await verbose(), `[-]upstream failed: ${reason}\n[+]shutdown ok\nreadyz check failed\n`, mode);
+    const single = await send(daemon.port, "/readyz/upstream");
+    t.equal(single.status, 503);
+    t.equal(single.text(), `upstream failed: ${reason}\n`);
+  }
+  await app.set("", "SERVING");
+  t.equal((await send(daemon.port, "/readyz")).status, 200, "ready again");
+  const transitions = daemon.logs.records.filter((record) => record.msg === LOG_MESSAGES.upstreamFailing || record.msg === LOG_MESSAGES.upstreamPassing);
+  t.match(transitions, [
+    { level: 30, msg: LOG_MESSAGES.upstreamPassing, service: "" },
+    { level: 40, msg: LOG_MESSAGES.upstreamFailing, service: "", err: "status 2" },
+    { level: 30, msg: LOG_MESSAGES.upstreamPassing, service: "" },
+  ]);
+  t.equal(transitions.length, 3, "one line per transition, not per probe");
+  t.notOk(transitions.some((record) => "path" in record), "service, never path");
+  const listening = daemon.logs.records.find((record) => record.msg === "listening");
+  t.match(listening, { upstreamGrpcService: "" });
+});
+
+t.test("a dead app: connection refused, then the still-failing line names the check", async (t) => {
+  const daemon = await startTestDaemon(t, [
+    "--upstream",
+    `http://127.0.0.1:${await closedPort()}`,
+    "--readiness-upstream-grpc-service",
+    "my.Service",
+    "--readiness-cache-ttl",
+    "0s",
+    "--readiness-warn-after",
+    "0s",
+  ]);
+  t.equal((await send(daemon.port, "/readyz/upstream")).text(), "upstream failed: connection refused\n");
+  await send(daemon.port, "/readyz");
+  t.match(
+    daemon.logs.records.filter((record) => record.msg === LOG_MESSAGES.upstreamFailing),
+    [{ level: 40, service: "my.Service", err: /ECONNREFUSED/ }],
+  );
+  t.match(
+    daemon.logs.records.filter((record) => record.msg === LOG_MESSAGES.stillFailing),
+    [{ level: 40, check: "upstream", reason: "connection refused" }],
+  );
+});
+
+t.test("a hung app: /readyz answers within the probe timeout", { skip: missing }, async (t) => {
+  const app = await startGrpcApp(t);
+  await app.set("", "HANG");
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${app.port}`, "--readiness-upstream-grpc-service", "", "--readiness-upstream-timeout", "200ms", "--readiness-cache-ttl", "0s"]);
+  const started = performance.now();
+  const reply = await send(daemon.port, "/readyz?verbose");
+  const elapsed = performance.now() - started;
+  t.equal(reply.text(), "[-]upstream failed: timeout after 200ms\n[+]shutdown ok\nreadyz check failed\n");
+  t.ok(elapsed < 400, `answered in ${elapsed.toFixed(0)} ms`);
+});
