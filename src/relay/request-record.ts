@@ -22,6 +22,10 @@ export class RequestRecord {
   #holdsSlot = false;
   #logged = false;
   #requestId: string | undefined;
+  /** The client's protocol for the access log: the HTTP/2 codec sets `HTTP/2`. */
+  protocol: "HTTP/1.1" | "HTTP/2" = "HTTP/1.1";
+  /** The `grpc-status` the answer carried (head or trailers), for the access log; undefined when none. */
+  grpcStatus: number | undefined;
 
   constructor(context: RelayContext, request: RequestHead, remoteAddress: string | undefined) {
     this.#context = context;
@@ -92,7 +96,9 @@ export class RequestRecord {
     this.#context.accessLog.record({
       method: request.method,
       path: request.url,
+      protocol: this.protocol,
       status: this.#status,
+      grpcStatus: this.grpcStatus,
       bytesSent: this.#bytesSent,
       durationMs: performance.now() - this.#startedAt,
       upstreamMs: this.#upstreamMs,

@@ -24,6 +24,7 @@ function capture(level: Level = "info") {
 const ENTRY: AccessLogEntry = {
   method: "POST",
   path: "/v1/chat/completions?api_key=secret&stream=1",
+  protocol: "HTTP/1.1",
   status: 200,
   bytesSent: 5_120,
   durationMs: 1_834.2217,
@@ -47,6 +48,7 @@ t.test("one info line, msg request, every field in camelCase, durations to the m
     name: "readiness-proxy",
     method: "POST",
     path: "/v1/chat/completions",
+    protocol: "HTTP/1.1",
     status: 200,
     bytesSent: 5_120,
     durationMs: 1_834.222,
