@@ -23,7 +23,8 @@ export const LOG_END_TIMEOUT_MS = 1_000;
  * never mixed with the app's own output on the same stdout (entrypoint form).
  */
 export function stdoutDestination(): LogDestination {
-  return pino.destination({ dest: 1, sync: false, maxWrite: PIPE_BUF });
+  // Buffer mode: the access lines come encoded (src/access-log/line-batch.ts), and are written as they are.
+  return pino.destination({ dest: 1, sync: false, maxWrite: PIPE_BUF, contentMode: "buffer" });
 }
 
 /** pino's own record shape (numeric `level`, epoch `time`), so existing pino tooling reads it. */
@@ -72,7 +73,8 @@ export function createProcessLog(
 ): ProcessLog {
   const log = createLogger(level, lifecycle);
   // Access lines are gathered and written together, a few times a second under load (src/access-log/line-batch.ts).
-  const batch = new LineBatch({ write: (chunk: string) => destination.write(chunk) }, { maxChunkBytes: PIPE_BUF });
+  // sonic-boom's types know only its utf8 mode; in buffer mode it takes Buffers.
+  const batch = new LineBatch({ write: (chunk: Buffer) => destination.write(chunk as unknown as string) }, { maxChunkBytes: PIPE_BUF });
   const accessLog = createLogger(level, batch);
   let ended: Promise<void> | undefined;
   const end = (timeoutMs = LOG_END_TIMEOUT_MS) =>

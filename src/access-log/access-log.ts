@@ -1,7 +1,6 @@
 // The access log (CONTRACT §11): one `request` line per finished proxied request, written to the process logger's asynchronous destination.
 import { pino, type Logger } from "pino";
 import { AccessLineWriter } from "./access-line.js";
-import type { LineSink } from "./line-batch.js";
 
 export { peerIp, withoutQuery } from "./access-line.js";
 
@@ -70,12 +69,13 @@ export function createAccessLog(log: Logger, enabled: boolean): AccessLog {
  */
 class LineAccessLog implements AccessLog {
   readonly enabled = true;
-  readonly #stream: LineSink;
+  /** The logger's own stream: src/logger.ts's LineBatch for the process log, any pino stream in tests. */
+  readonly #stream: { write(line: string): unknown };
   readonly #writer: AccessLineWriter;
 
   constructor(log: Logger) {
     const internals = log as unknown as Record<symbol, unknown>;
-    this.#stream = internals[pino.symbols.streamSym] as LineSink;
+    this.#stream = internals[pino.symbols.streamSym] as { write(line: string): unknown };
     this.#writer = new AccessLineWriter({
       level: log.levels.values.info!,
       time: internals[pino.symbols.timeSym] as () => string,

@@ -1,8 +1,8 @@
 // Gathers access lines and hands them to the asynchronous destination in whole-line chunks of at most PIPE_BUF bytes: at the end of the turn when idle, at most once per interval under load.
 
-/** What the lines go to: pino's sonic-boom destination, or any stream with write(). */
+/** What the chunks go to: pino's sonic-boom destination in buffer mode, or any stream with write(). */
 export interface LineSink {
-  write(chunk: string): unknown;
+  write(chunk: Buffer): unknown;
 }
 
 /** How often, at most, a batch that did not fill a chunk is handed on while lines keep coming. */
@@ -19,14 +19,16 @@ export const LINE_BATCH_INTERVAL_MS = 25;
  * Chunks stay whole lines of at most `maxChunkBytes` (PIPE_BUF), so each write(2) is atomic on a
  * pipe; sonic-boom keeps such chunks apart when it queues them. A longer line is a chunk alone.
  */
-export class LineBatch implements LineSink {
+export class LineBatch {
   readonly #sink: LineSink;
   readonly #maxChunkBytes: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  #chunk = "";
-  #chunkBytes = 0;
-  #full: string[] = [];
+  /** Lines are encoded into this once, as they come; [#start, #used) is the chunk not yet handed on. */
+  #buffer: Buffer;
+  #start = 0;
+  #used = 0;
+  #full: Buffer[] = [];
   #scheduled = false;
   #timer: NodeJS.Timeout | undefined;
   #lastFlushAt = -Infinity;
@@ -36,6 +38,7 @@ export class LineBatch implements LineSink {
   constructor(sink: LineSink, { maxChunkBytes, intervalMs = LINE_BATCH_INTERVAL_MS, now = () => performance.now() }: { maxChunkBytes: number; intervalMs?: number; now?: () => number }) {
     this.#sink = sink;
     this.#maxChunkBytes = maxChunkBytes;
+    this.#buffer = Buffer.allocUnsafe(maxChunkBytes);
     this.#intervalMs = intervalMs;
     this.#now = now;
   }
@@ -43,17 +46,29 @@ export class LineBatch implements LineSink {
   /** Queues one line (newline included); dropped once closed. */
   write(line: string): boolean {
     if (this.#closed) return false;
-    // A line of nothing but ASCII is as long in bytes as in UTF-16 units: the usual line costs no UTF-8 count.
-    const bytes = NON_ASCII.test(line) ? Buffer.byteLength(line) : line.length;
-    if (this.#chunkBytes + bytes > this.#maxChunkBytes && this.#chunkBytes > 0) {
-      this.#full.push(this.#chunk);
-      this.#chunk = "";
-      this.#chunkBytes = 0;
-    }
-    this.#chunk += line;
-    this.#chunkBytes += bytes;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: when that much room is left, the line is
+    // encoded straight in, and the bytes written are its length. Else it is measured first.
+    if (line.length * 3 <= this.#buffer.length - this.#used) this.#used += this.#buffer.write(line, this.#used);
+    else this.#writeMeasured(line);
     if (!this.#scheduled) this.#schedule();
     return true;
+  }
+
+  #writeMeasured(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    if (this.#used + bytes > this.#buffer.length) {
+      this.#endChunk();
+      this.#buffer = Buffer.allocUnsafe(this.#maxChunkBytes);
+      this.#start = this.#used = 0;
+    }
+    if (bytes > this.#buffer.length) this.#full.push(Buffer.from(line));
+    else this.#used += this.#buffer.write(line, this.#used);
+  }
+
+  /** The queued part of the buffer becomes a chunk of its own; the sink may keep it, so it is never written over. */
+  #endChunk(): void {
+    if (this.#used > this.#start) this.#full.push(this.#buffer.subarray(this.#start, this.#used));
+    this.#start = this.#used;
   }
 
   #schedule(): void {
@@ -70,19 +85,12 @@ export class LineBatch implements LineSink {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (this.#chunkBytes === 0 && this.#full.length === 0) return;
+    this.#endChunk();
+    if (this.#full.length === 0) return;
     this.#lastFlushAt = this.#now();
     const full = this.#full;
-    if (full.length > 0) {
-      this.#full = [];
-      for (const chunk of full) this.#sink.write(chunk);
-    }
-    if (this.#chunkBytes > 0) {
-      const chunk = this.#chunk;
-      this.#chunk = "";
-      this.#chunkBytes = 0;
-      this.#sink.write(chunk);
-    }
+    this.#full = [];
+    for (const chunk of full) this.#sink.write(chunk);
   }
 
   /** Flushes, then drops every later line: the sink is about to end. */
@@ -91,5 +99,3 @@ export class LineBatch implements LineSink {
     this.#closed = true;
   }
 }
-
-const NON_ASCII = /[^\x00-\x7f]/;

@@ -8,7 +8,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 function batch(options: { maxChunkBytes?: number; intervalMs?: number } = {}) {
   const chunks: string[] = [];
   const clock = { ms: 1_000 };
-  const lines = new LineBatch({ write: (chunk: string) => chunks.push(chunk) }, { maxChunkBytes: options.maxChunkBytes ?? 4096, intervalMs: options.intervalMs ?? 25, now: () => clock.ms });
+  const lines = new LineBatch({ write: (chunk: Buffer) => chunks.push(chunk.toString("utf8")) }, { maxChunkBytes: options.maxChunkBytes ?? 4096, intervalMs: options.intervalMs ?? 25, now: () => clock.ms });
   return { lines, chunks, clock };
 }
 
