@@ -91,13 +91,14 @@ $(BUNDLE): $(SOURCES) Makefile node_modules/.installed
 # execArgvExtension "none": NODE_OPTIONS belongs to the app (heap size, an APM agent's
 # --require, --inspect) and never changes our runtime. (SIGUSR1 is kept from opening the
 # inspector in src/inspector-guard.ts: --disable-sigusr1 would block it for the app too.)
-# useSnapshot: the blob holds a V8 startup snapshot of the bundle with every module evaluated
-# and the start-up paths warmed (src/snapshot-warmup.ts); a start only runs main() (src/main.ts).
-# It replaces useCodeCache (the snapshot carries the compiled code; Node ignores the code cache
-# with it). The builder warns that a few modules (inspector, child_process, worker_threads, vm,
-# sea) are "not yet fully verified" in a snapshot: test/process/ runs the binary through each.
-# A snapshot, like a code cache, is tied to the architecture and the V8 flags: each
-# architecture's blob is made by its own runtime, a foreign one under qemu-user.
+# Not useSnapshot (tried for issue 28, bench/README.md "Start-up"): a V8 startup snapshot of the
+# bundle started 15-20% sooner but held 8 MB more RssAnon idle and 10 MB more under load (33
+# against 23 MB, over the 25 MB target). The code is ready for it (src/main.ts,
+# src/snapshot-warmup.ts): "useSnapshot": true in place of "useCodeCache" turns it on.
+# The blob's code cache is only accepted under the V8 flags it was made with, and
+# it is tied to the architecture: a blob made by the x64 runtime, injected into the arm64
+# one, prints "Warning: Code cache data rejected." at every start. So each architecture's blob is
+# made by its own runtime, a foreign one under qemu-user (about a second).
 .SECONDEXPANSION:
 dist/sea-prep-linux-%.blob: $(BUNDLE) sea-config.json $$(call runtime_source_of,$$*)
 	@$(if $(call run_on,$*),$(MAKE) --no-print-directory cross-tools-$*)

@@ -97,8 +97,9 @@ function exitOnKnownError(error: unknown, exit: (code: number) => Promise<never>
   throw error;
 }
 
-// Built into the SEA's startup snapshot (sea-config.json useSnapshot): every module above is
-// evaluated at build time, and a start only runs main(), which reads argv and env then.
+// When built into a SEA startup snapshot ("useSnapshot" in sea-config.json; off today, see the
+// Makefile for why), every module above is evaluated at build time and a start only runs
+// main(), which reads argv and env then.
 if (startupSnapshot?.isBuildingSnapshot()) {
   warmUpStartPaths();
   startupSnapshot.setDeserializeMainFunction(() => {
