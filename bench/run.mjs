@@ -75,7 +75,7 @@ await section("readyz", `3. /readyz under a crowd: 256 keep-alive callers, ${sec
 await section("scan", "4. Scan cost against table size", () => scanCost(context));
 await section("startup", "5. Start-up and footprint", () => startup({ ...context, runs: 10, rssAfterRunMb: overhead?.rssAfterRunMb }));
 await section("queue", `6. Memory of ${QUEUED_REQUESTS.toLocaleString("en")} queued requests: --max-concurrency 1, an app that never answers`, () => queueMemory(context));
-await section("accesslog", `7. Access log cost: section 1's load with and without --access-log, ${seconds} s a run, ${rounds} rounds rotated`, () => accessLogCost(context));
+await section("accesslog", `7. Access log cost: the 100-byte file with and without --access-log, 25 keep-alive connections each, all at once, ${seconds} s a run, ${rounds} rounds`, () => accessLogCost(context));
 
 const runtimeVersion = execFileSync(runtime, ["--version"], { encoding: "utf8" }).trim();
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${execFileSync("uname", ["-r"], { encoding: "utf8" }).trim()}`;
