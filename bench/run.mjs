@@ -1,10 +1,11 @@
 // make bench: runs the benchmark sections side by side on loopback and writes the results table into bench/README.md.
-// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,latency,download,streaming,readyz,scan,startup,queue] [--baseline BINARY]
+// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,latency,download,streaming,readyz,scan,startup,queue,accesslog] [--baseline BINARY]
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { accessLogCost } from "./sections/access-log.mjs";
 import { DOWNLOAD_CONNECTIONS, download } from "./sections/download.mjs";
 import { oneConnection } from "./sections/one-connection.mjs";
 import { proxyOverhead, startProxyLineup } from "./sections/proxy-overhead.mjs";
@@ -25,7 +26,7 @@ const option = (name, fallback) => {
 };
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "5"));
-const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue"];
+const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "accesslog"];
 const only = new Set(option("only", SECTIONS.join(",")).split(","));
 // Another build of the binary (today's, say) run beside this one in sections 1, 1b and 1c.
 const baseline = option("baseline", undefined);
@@ -74,6 +75,7 @@ await section("readyz", `3. /readyz under a crowd: 256 keep-alive callers, ${sec
 await section("scan", "4. Scan cost against table size", () => scanCost(context));
 await section("startup", "5. Start-up and footprint", () => startup({ ...context, runs: 10, rssAfterRunMb: overhead?.rssAfterRunMb }));
 await section("queue", `6. Memory of ${QUEUED_REQUESTS.toLocaleString("en")} queued requests: --max-concurrency 1, an app that never answers`, () => queueMemory(context));
+await section("accesslog", `7. Access log cost: the 100-byte file with and without --access-log, 25 keep-alive connections each, all at once, ${seconds} s a run, ${rounds} rounds`, () => accessLogCost(context));
 
 const runtimeVersion = execFileSync(runtime, ["--version"], { encoding: "utf8" }).trim();
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${execFileSync("uname", ["-r"], { encoding: "utf8" }).trim()}`;

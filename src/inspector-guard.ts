@@ -1,5 +1,6 @@
 // Keeps SIGUSR1 from opening the Node inspector: imported first by main.ts, so its one statement runs before any other module.
 import inspector from "node:inspector";
+import { startupSnapshot } from "node:v8";
 
 /**
  * The runtime opens an inspector on 127.0.0.1:9229 when it gets SIGUSR1, and any process in
@@ -9,7 +10,16 @@ import inspector from "node:inspector";
  * SIGUSR1 to the app. This is the only code that runs at import time outside main.ts: every
  * module evaluated before it would widen the window in which the signal still opens one.
  */
-process.on("SIGUSR1", ignoreSignal);
+if (!startupSnapshot?.isBuildingSnapshot()) guardSigusr1();
+
+/**
+ * Installs the listener. A signal handler cannot go into a startup snapshot (sea-config.json
+ * useSnapshot), so when the bundle is being built into one it is not installed at import, and
+ * the snapshot's main function calls this first thing instead (main.ts).
+ */
+export function guardSigusr1(): void {
+  process.on("SIGUSR1", ignoreSignal);
+}
 
 function ignoreSignal(): void {}
 

@@ -1,5 +1,6 @@
 // Creates the process loggers: pino JSON on stdout, lifecycle lines written at once, access lines through an asynchronous destination (no transports: a SEA cannot load their worker files).
 import { pino, type Logger, type Level } from "pino";
+import { LineBatch } from "./access-log/line-batch.js";
 
 /** The levels `--log-level` accepts. */
 export const LOG_LEVELS: readonly Level[] = ["fatal", "error", "warn", "info", "debug", "trace"];
@@ -22,7 +23,8 @@ export const LOG_END_TIMEOUT_MS = 1_000;
  * never mixed with the app's own output on the same stdout (entrypoint form).
  */
 export function stdoutDestination(): LogDestination {
-  return pino.destination({ dest: 1, sync: false, maxWrite: PIPE_BUF });
+  // Buffer mode: the access lines come encoded (src/access-log/line-batch.ts), and are written as they are.
+  return pino.destination({ dest: 1, sync: false, maxWrite: PIPE_BUF, contentMode: "buffer" });
 }
 
 /** pino's own record shape (numeric `level`, epoch `time`), so existing pino tooling reads it. */
@@ -70,11 +72,16 @@ export function createProcessLog(
   lifecycle: pino.DestinationStream = pino.destination({ dest: 1, sync: true }),
 ): ProcessLog {
   const log = createLogger(level, lifecycle);
-  const accessLog = createLogger(level, { write: (line: string) => destination.write(line) });
+  // Access lines are gathered and written together, a few times a second under load (src/access-log/line-batch.ts).
+  // sonic-boom's types know only its utf8 mode; in buffer mode it takes Buffers.
+  const batch = new LineBatch({ write: (chunk: Buffer) => destination.write(chunk as unknown as string) }, { maxChunkBytes: PIPE_BUF });
+  const accessLog = createLogger(level, batch);
   let ended: Promise<void> | undefined;
   const end = (timeoutMs = LOG_END_TIMEOUT_MS) =>
     (ended ??= new Promise<void>((resolve) => {
       accessLog.level = "silent";
+      // This turn's lines first: they were logged before end() and must not be lost.
+      batch.close();
       const giveUp = () => {
         // destroy() marks it closed at once, so pino's exit hook does not flushSync (and spin on EAGAIN) after us.
         destination.destroy();

@@ -1,6 +1,6 @@
 // Process entry: parse the command line, start the daemon, handle signals; the only place that calls process.exit.
 // First, before any other module is evaluated: SIGUSR1 must never open the inspector.
-import { closeInspectorIfOpen } from "./inspector-guard.js";
+import { closeInspectorIfOpen, guardSigusr1 } from "./inspector-guard.js";
 import { FORWARDED_SIGNALS } from "./app/app-process.js";
 import { exitCodeOf } from "./app/exit-status.js";
 import { parseCommandLine } from "./cli.js";
@@ -8,6 +8,8 @@ import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createProcessLog } from "./logger.js";
 import { armFaults, faultPlanFromEnv, faultsArmed } from "./relay/fault-injection.js";
+import { startupSnapshot } from "node:v8";
+import { warmUpStartPaths } from "./snapshot-warmup.js";
 
 async function main(): Promise<void> {
   const commandLine = parseCommandLine(process.argv.slice(2), process.env, {
@@ -98,4 +100,13 @@ function exitOnKnownError(error: unknown, exit: (code: number) => Promise<never>
   throw error;
 }
 
-void main();
+// When built into a SEA startup snapshot ("useSnapshot" in sea-config.json; off today, see the
+// Makefile for why), every module above is evaluated at build time and a start only runs
+// main(), which reads argv and env then.
+if (startupSnapshot?.isBuildingSnapshot()) {
+  warmUpStartPaths();
+  startupSnapshot.setDeserializeMainFunction(() => {
+    guardSigusr1();
+    void main();
+  });
+} else void main();

@@ -1,6 +1,7 @@
-// Section 5: exec to first /health 200 of the binary vs `node -e 0` of the same runtime; memory; size; the other architecture's binary, emulated.
+// Section 5: exec to first /health 200 of the binary vs `node -e 0` of the same runtime and vs a SEA that only listens; memory; size; the other architecture's binary, emulated.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "node:http";
 import { rssAnonMb, stop } from "../lib/processes.mjs";
@@ -61,23 +62,72 @@ async function emulatedStartup(root, runs) {
   ];
 }
 
+/**
+ * The floor of "first /health 200": a SEA of the same runtime and flags whose whole program is a
+ * node:net server answering 200, so the listen, the client's polling and one exchange, which
+ * `node -e 0` does not have, are measured alone. null (and why) when it cannot be built here.
+ */
+function buildFloorBinary(runtime, root) {
+  const dir = mkdtempSync(join(tmpdir(), "bench-startup-floor-"));
+  const program = [
+    'const at = process.argv.indexOf("--listen");',
+    'const [host, port] = process.argv[at + 1].split(":");',
+    'require("node:net").createServer((s) => s.on("data", () => s.end("HTTP/1.1 200 OK\\r\\ncontent-length: 0\\r\\nconnection: close\\r\\n\\r\\n"))).listen(Number(port), host);',
+  ].join("\n");
+  writeFileSync(join(dir, "floor.cjs"), program);
+  const config = { main: join(dir, "floor.cjs"), output: join(dir, "floor.blob"), disableExperimentalSEAWarning: true, useCodeCache: true, execArgv: ["--max-semi-space-size=2"], execArgvExtension: "none" };
+  writeFileSync(join(dir, "sea-config.json"), JSON.stringify(config));
+  const binary = join(dir, "floor");
+  const steps = [
+    [runtime, ["--experimental-sea-config", join(dir, "sea-config.json")]],
+    ["strip", [binary]],
+    [process.execPath, [join(root, "node_modules/postject/dist/cli.js"), binary, "NODE_SEA_BLOB", config.output, "--sentinel-fuse", "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"]],
+  ];
+  try {
+    copyFileSync(runtime, binary);
+    for (const [command, args] of steps) {
+      const result = spawnSync(command, args, { encoding: "utf8" });
+      if (result.status !== 0) throw new Error(`${command} failed: ${(result.stderr || result.error?.message || "").trim().split("\n")[0]}`);
+    }
+    return { binary, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    return { reason: error.message };
+  }
+}
+
 export async function startup({ runs, runtime, binary, root, rssAfterRunMb }) {
   const ready = [];
   const bare = [];
   const idleRss = [];
+  const floor = buildFloorBinary(runtime, root);
+  const floorReady = [];
   for (let run = 0; run < runs; run++) {
     bare.push(await timeToExit([runtime, "-e", "0"]));
+    if (floor.binary) {
+      const started = await timeToHealthy([floor.binary]);
+      floorReady.push(started.ms);
+      await stop(started.child);
+    }
     const { ms, child } = await timeToHealthy([binary]);
     ready.push(ms);
     await new Promise((resolve) => setTimeout(resolve, 200)); // let start-up garbage settle before reading memory
     idleRss.push(rssAnonMb(child.pid));
     await stop(child);
   }
+  floor.dispose?.();
   const ratio = median(ready) / median(bare);
+  const floorRows = floor.binary
+    ? [
+        ["floor: a SEA of the same runtime that only listens and answers 200, exec to first 200", spread(floorReady, 0)],
+        ["floor / `node -e 0` (the least this measure can give); binary / floor", `${(median(floorReady) / median(bare)).toFixed(2)}x; ${(median(ready) / median(floorReady)).toFixed(2)}x`],
+      ]
+    : [["floor (a SEA that only listens)", `not measured: ${floor.reason}`]];
   const rows = [
     ["binary: exec to first /health 200", spread(ready, 0)],
     ["`node -e 0`, same runtime", spread(bare, 0)],
     ["ratio", `${ratio.toFixed(2)}x`],
+    ...floorRows,
     ["RssAnon idle after start, MB", spread(idleRss, 1)],
     ["RssAnon after the proxy run (section 1), MB", rssAfterRunMb === undefined ? "not measured" : rssAfterRunMb.toFixed(1)],
     ["binary size, MB", (statSync(binary).size / 1e6).toFixed(1)],

@@ -1,11 +1,16 @@
 // The one wrapper of the runtime's llhttp binding (the parser node:http drives): strict, typed, with the >32-header flush folded in.
-import { HTTPParser, methods } from "node:_http_common";
+import type * as HttpCommon from "node:_http_common";
+import type { HTTPParser } from "node:_http_common";
 import type { Socket } from "node:net";
 
 /**
  * The largest request or response head, as node:http allows by default (--max-http-header-size):
  * a longer one is an HPE_HEADER_OVERFLOW error (431 for a request).
  */
+/** The binding, loaded at first use rather than at import: it cannot go into a startup snapshot (sea-config.json useSnapshot). */
+let httpCommon: typeof HttpCommon | undefined;
+const binding = (): typeof HttpCommon => (httpCommon ??= process.getBuiltinModule("node:_http_common") as typeof HttpCommon);
+
 export const MAX_HEAD_BYTES = 16 * 1024;
 
 /** What kOnHeadersComplete reports, with the headers and target of a long head reassembled. */
@@ -65,6 +70,7 @@ export class HttpParser {
   #pendingUrl = "";
 
   constructor(kind: "request" | "response", handler: ParserHandler) {
+    const { HTTPParser, methods } = binding();
     const parser = new HTTPParser();
     parser.initialize(kind === "request" ? HTTPParser.REQUEST : HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, HTTPParser.kLenientNone);
     // Every callback is an entry from a native read into the relay: a throw in one must reach
@@ -159,7 +165,7 @@ export class HttpParser {
   consume(socket: Socket, onRead: (result: number | ParseError) => void): boolean {
     const handle = (socket as unknown as { _handle?: { isStreamBase?: boolean; _consumed?: boolean } })._handle;
     if (handle?.isStreamBase !== true || handle._consumed === true) return false;
-    this.#parser[HTTPParser.kOnExecute] = (result: number | Error) => {
+    this.#parser[binding().HTTPParser.kOnExecute] = (result: number | Error) => {
       try {
         onRead(parseResult(result));
       } catch (error) {

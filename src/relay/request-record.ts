@@ -97,7 +97,9 @@ export class RequestRecord {
     this.#context.accessLog.record({
       method: request.method,
       path: request.url,
+      protocol: this.protocol,
       status: this.#status,
+      grpcStatus: this.grpcStatus,
       bytesSent: this.#bytesSent,
       durationMs: performance.now() - this.#startedAt,
       upstreamMs: this.#upstreamMs,
@@ -106,8 +108,6 @@ export class RequestRecord {
       remoteAddr: this.#remoteAddress,
       userAgent: request.header("user-agent"),
       aborted,
-      protocol: this.protocol,
-      grpcStatus: this.grpcStatus,
     });
   }
 }

@@ -24,6 +24,7 @@ function capture(level: Level = "info") {
 const ENTRY: AccessLogEntry = {
   method: "POST",
   path: "/v1/chat/completions?api_key=secret&stream=1",
+  protocol: "HTTP/1.1",
   status: 200,
   bytesSent: 5_120,
   durationMs: 1_834.2217,
@@ -47,6 +48,7 @@ t.test("one info line, msg request, every field in camelCase, durations to the m
     name: "readiness-proxy",
     method: "POST",
     path: "/v1/chat/completions",
+    protocol: "HTTP/1.1",
     status: 200,
     bytesSent: 5_120,
     durationMs: 1_834.222,
@@ -55,7 +57,6 @@ t.test("one info line, msg request, every field in camelCase, durations to the m
     requestId: "6f1c0e0e-6a53-4a55-9d0b-3a4a3f0c2b1d",
     remoteAddr: "10.0.0.7",
     userAgent: "curl/8.5.0",
-    protocol: "HTTP/1.1",
     msg: "request",
   });
 });

@@ -21,7 +21,7 @@ let sent = 0;
 /** 500 lines a tick, as a busy proxy logs them: asynchronous writes are in flight when the end comes. */
 function burst(): void {
   for (let index = 0; index < 500 && sent < count; index++, sent++) {
-    access.record({ method: "GET", path: `/item/${sent}?q=1`, status: 200, bytesSent: 2, durationMs: 1.5, requestId: String(sent), remoteAddr: "::ffff:127.0.0.1", userAgent: "x".repeat(150) });
+    access.record({ method: "GET", path: `/item/${sent}?q=1`, protocol: "HTTP/1.1", status: 200, bytesSent: 2, durationMs: 1.5, requestId: String(sent), remoteAddr: "::ffff:127.0.0.1", userAgent: "x".repeat(150) });
   }
   if (sent < count) {
     setImmediate(burst);

@@ -1,4 +1,4 @@
-// What loading the bundle costs: Node modules we never use at start (http, http2, tls, crypto) stay unloaded.
+// What loading the bundle costs: Node modules we never use at start (http, http2, tls, crypto) stay unloaded, and the llhttp binding waits for the first connection.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +7,7 @@ import { BUILT_ARTIFACTS, runToExit } from "../helpers/spawn-daemon.js";
 
 const bundle = BUILT_ARTIFACTS.find((artifact) => artifact.name === "bundle")!;
 
-t.test("loading the bundle leaves http, http2, tls and crypto unloaded", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
+t.test("loading the bundle leaves http, http2, tls, crypto and the llhttp binding unloaded", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
   // A preload that writes, at exit, the built-in modules this process loaded.
   const work = mkdtempSync(join(tmpdir(), "rp-modules-"));
   const preload = join(work, "record-modules.cjs");
@@ -21,6 +21,10 @@ t.test("loading the bundle leaves http, http2, tls and crypto unloaded", { skip:
   // shimmed out at bundle time), tls (only with it), crypto (request ids use the global Web
   // Crypto, loaded at first use).
   for (const module of ["http", "http2", "tls", "crypto"]) t.notOk(loaded.has(`NativeModule ${module}`), `node:${module} not loaded`);
+  // The llhttp binding (src/relay/llhttp-binding.ts) is loaded at the first parser: it cannot go
+  // into the SEA's startup snapshot (the builder refuses its handles), and --version needs none.
+  t.notOk(loaded.has("NativeModule _http_common"), "node:_http_common not loaded");
+  t.notOk(loaded.has("Internal Binding http_parser"), "the http_parser binding not loaded");
   t.ok(loaded.has("NativeModule net"), "the check sees real loads (node:net is one)");
 });
 

@@ -46,7 +46,7 @@ t.test("one info line per finished request: method, path without the query, stat
   // pid and hostname come from the test's logger (the process logger leaves them out).
   const { time, durationMs, upstreamMs, pid: _pid, hostname: _hostname, ...fixed } = line;
   t.type(time, "number");
-  t.same(fixed, { level: 30, method: "GET", path: "/v1/items", status: 200, bytesSent: 5, requestId: "req-abc", remoteAddr: "127.0.0.1", userAgent: "e2e-agent/1.0", protocol: "HTTP/1.1", msg: "request" }, "no queueMs without --max-concurrency, no aborted");
+  t.same(fixed, { level: 30, method: "GET", path: "/v1/items", protocol: "HTTP/1.1", status: 200, bytesSent: 5, requestId: "req-abc", remoteAddr: "127.0.0.1", userAgent: "e2e-agent/1.0", msg: "request" }, "no queueMs without --max-concurrency, no aborted");
   t.ok(typeof upstreamMs === "number" && typeof durationMs === "number" && upstreamMs >= 0 && durationMs >= upstreamMs, "0 <= upstreamMs <= durationMs");
   await send(daemon.port, "/chunked", { method: "POST", body: "x" });
   t.match(lineFor(t, daemon, "/chunked"), { method: "POST", status: 200, bytesSent: 7 }, "body bytes, not chunk framing");
