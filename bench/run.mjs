@@ -6,6 +6,7 @@ import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DOWNLOAD_CONNECTIONS, download } from "./sections/download.mjs";
+import { GRPC_CONCURRENCY, grpc } from "./sections/grpc.mjs";
 import { H2_CLIENTS, H2_STREAMS, h2c } from "./sections/h2c.mjs";
 import { oneConnection } from "./sections/one-connection.mjs";
 import { proxyOverhead, startProxyLineup } from "./sections/proxy-overhead.mjs";
@@ -26,7 +27,7 @@ const option = (name, fallback) => {
 };
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "5"));
-const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "h2"];
+const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "h2", "grpc"];
 const only = new Set(option("only", SECTIONS.join(",")).split(","));
 // Another build of the binary (today's, say) run beside this one in sections 1, 1b and 1c.
 const baseline = option("baseline", undefined);
@@ -77,6 +78,7 @@ await section("scan", "4. Scan cost against table size", () => scanCost(context)
 await section("startup", "5. Start-up and footprint", () => startup({ ...context, runs: 10, rssAfterRunMb: overhead?.rssAfterRunMb }));
 await section("queue", `6. Memory of ${QUEUED_REQUESTS.toLocaleString("en")} queued requests: --max-concurrency 1, an app that never answers`, () => queueMemory(context));
 await section("h2", `7. h2c in and out: h2load -c${H2_CLIENTS} -m${H2_STREAMS}, 100-byte file from an h2c nginx, ${seconds} s a run, ${rounds} rounds rotated`, () => h2c(context));
+await section("grpc", `8. gRPC unary calls: grpc-go, ${GRPC_CONCURRENCY} in flight on one channel, to a Go gRPC server, ${seconds} s a run, ${rounds} rounds rotated`, () => grpc(context));
 
 const runtimeVersion = execFileSync(runtime, ["--version"], { encoding: "utf8" }).trim();
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${execFileSync("uname", ["-r"], { encoding: "utf8" }).trim()}`;

@@ -9,7 +9,8 @@ import { missingCommand } from "../targets/peers.mjs";
 
 export const H2_CLIENTS = 10;
 export const H2_STREAMS = 10;
-const PORTS = { direct: 19050, haproxy: 19051, node: 19052, oursH2c: 19053, oursAuto: 19054, baselineH2c: 19055 };
+// Away from 19000-19065, which sections 1-6 (and other worktrees' runs of them) take.
+const PORTS = { direct: 19150, haproxy: 19151, node: 19152, oursH2c: 19153, oursAuto: 19154, baselineH2c: 19155 };
 export const H2_OURS = "readiness-proxy (binary, --upstream-protocol h2c)";
 const H2_OURS_AUTO = "readiness-proxy (binary, --upstream-protocol auto)";
 const H2_BASELINE = "readiness-proxy (--baseline binary, --upstream-protocol h2c)";
