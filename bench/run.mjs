@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ALLOC_CONNECTIONS, allocation } from "./sections/allocation.mjs";
 import { DOWNLOAD_CONNECTIONS, download } from "./sections/download.mjs";
 import { GRPC_CONCURRENCY, grpc } from "./sections/grpc.mjs";
 import { H2_CLIENTS, H2_STREAMS, h2c } from "./sections/h2c.mjs";
@@ -27,7 +28,7 @@ const option = (name, fallback) => {
 };
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "5"));
-const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "h2", "grpc"];
+const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "h2", "grpc", "alloc"];
 const only = new Set(option("only", SECTIONS.join(",")).split(","));
 // Another build of the binary (today's, say) run beside this one in sections 1, 1b and 1c.
 const baseline = option("baseline", undefined);
@@ -79,6 +80,7 @@ await section("startup", "5. Start-up and footprint", () => startup({ ...context
 await section("queue", `6. Memory of ${QUEUED_REQUESTS.toLocaleString("en")} queued requests: --max-concurrency 1, an app that never answers`, () => queueMemory(context));
 await section("h2", `7. h2c in and out: h2load -c${H2_CLIENTS} -m${H2_STREAMS}, 100-byte file from an h2c nginx, ${seconds} s a run, ${rounds} rounds rotated`, () => h2c(context));
 await section("grpc", `8. gRPC unary calls: grpc-go, ${GRPC_CONCURRENCY} in flight on one channel, to a Go gRPC server, ${seconds} s a run, ${rounds} rounds rotated`, () => grpc(context));
+await section("alloc", `9. Allocation per proxied HTTP/1.1 request and GC pauses: wrk -c${ALLOC_CONNECTIONS}, ${seconds} s a run, ${rounds} rounds rotated`, () => allocation(context));
 
 const runtimeVersion = execFileSync(runtime, ["--version"], { encoding: "utf8" }).trim();
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${execFileSync("uname", ["-r"], { encoding: "utf8" }).trim()}`;
