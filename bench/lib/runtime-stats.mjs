@@ -10,12 +10,12 @@ export function seaExecArgv(root) {
 }
 
 /**
- * `runtime <sea execArgv> --require preload dist/readiness-proxy.cjs <args>`, listening on `port`.
+ * `runtime <sea execArgv> <extraFlags> --require preload <bundle> <args>` (bundle: this checkout's
+ * dist/readiness-proxy.cjs unless given), listening on `port`.
  * Resolves to `{ child, read() }`; read() resolves to the preload's next snapshot (cumulative
  * `allocatedBytes`, `pauses` by GC type, `gcEvents` since the last read, `eventLoopDelay`).
  */
-export async function startInstrumentedBundle({ runtime, root, here, port, args, eventLoopDelay = false, stdout, extraFlags = [] }) {
-  const bundle = join(root, "dist/readiness-proxy.cjs");
+export async function startInstrumentedBundle({ runtime, root, here, port, args, eventLoopDelay = false, stdout, extraFlags = [], bundle = join(root, "dist/readiness-proxy.cjs") }) {
   if (!existsSync(bundle)) throw new Error(`no bundle at ${bundle}: make build`);
   const file = join(mkdtempSync(join(tmpdir(), "rp-bench-stats-")), "stats.json");
   const env = { ...process.env, BENCH_STATS_FILE: file, BENCH_EVENT_LOOP_DELAY: eventLoopDelay ? "1" : "0" };
