@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { interleavedLatency, quantile } from "./lib/latency-client.mjs";
-import { childPids, stop } from "./lib/processes.mjs";
+import { childPids, schedulerTotals, stop } from "./lib/processes.mjs";
 import { startInstrumentedBundle } from "./lib/runtime-stats.mjs";
 import { median, spread, table } from "./lib/stats.mjs";
 import { havePerf, haveStrace, perfCounts, straceCounts } from "./lib/syscall-count.mjs";
@@ -49,12 +49,12 @@ try {
   await instrumented("delay", "readiness-proxy (bundle + event-loop delay histogram, 1 ms timer)", PORT.delay, { eventLoopDelay: true });
   let port = 19185;
   for (const variant of options("variant")) {
-    const [label, flags] = variant.split("=");
+    const [label, flags] = [variant.slice(0, variant.indexOf("=")), variant.slice(variant.indexOf("=") + 1)];
     await instrumented(`v${port}`, `readiness-proxy (bundle, ${label}: ${flags.split(",").join(" ")})`, port, { extraFlags: flags.split(",") });
     port++;
   }
   for (const variant of options("variant-bundle")) {
-    const [label, bundle] = variant.split("=");
+    const [label, bundle] = [variant.slice(0, variant.indexOf("=")), variant.slice(variant.indexOf("=") + 1)];
     await instrumented(`v${port}`, `readiness-proxy (bundle ${label})`, port, { bundle });
     port++;
   }
@@ -65,11 +65,19 @@ try {
   for (let round = 0; round < rounds; round++) {
     const before = new Map();
     for (const target of targets) if (target.read) before.set(target.name, await target.read());
+    const scheduledBefore = new Map(targets.map((target) => [target.name, schedulerTotals(target.pids())]));
     const samples = await interleavedLatency(targets, { path: "/file", seconds, stamps: true });
+    const scheduledAfter = new Map(targets.map((target) => [target.name, schedulerTotals(target.pids())]));
     const direct = samples.get(targets[0].name).ms;
     for (const target of targets) {
       const { ms, sentAt } = samples.get(target.name);
       const run = { requests: ms.length, p50: quantile(ms, 0.5), p99: quantile(ms, 0.99), addedP50: quantile(ms, 0.5) - quantile(direct, 0.5), addedP99: quantile(ms, 0.99) - quantile(direct, 0.99) };
+      const [was, is] = [scheduledBefore.get(target.name), scheduledAfter.get(target.name)];
+      // The upstream serves every target's requests, not direct's alone.
+      const served = target.key === "direct" ? ms.length * targets.length : ms.length;
+      run.onCpuUs = (is.runNs - was.runNs) / 1000 / served;
+      run.runQueueUs = (is.waitNs - was.waitNs) / 1000 / served;
+      run.preemptionsPerThousand = ((is.involuntary - was.involuntary) * 1000) / served;
       if (target.read) {
         const snapshot = await target.read();
         const previous = before.get(target.name);
@@ -141,6 +149,10 @@ function render(targets, latency, counted) {
     const isDirect = target.key === "direct";
     return [target.name, spread(runs.map((run) => run.requests)), us(runs, "p50"), us(runs, "p99"), isDirect ? "-" : us(runs, "addedP50"), isDirect ? "-" : us(runs, "addedP99"), runs[0].bytesPerRequest === undefined ? "-" : spread(runs.map((run) => run.bytesPerRequest))];
   });
+  const schedulerRows = targets.map((target) => {
+    const runs = latency.get(target.name);
+    return [target.key === "direct" ? `${target.name}: per request it served, every target's` : target.name, spread(runs.map((run) => run.onCpuUs), 1), spread(runs.map((run) => run.runQueueUs), 1), spread(runs.map((run) => run.preemptionsPerThousand), 1)];
+  });
   const nginx = latency.get(targets.find((target) => target.key === "nginx").name);
   const ratioRows = targets
     .filter((target) => !["direct", "nginx"].includes(target.key))
@@ -187,6 +199,10 @@ function render(targets, latency, counted) {
     table(["target", "requests per round", "p50 µs", "p99 µs", "added p50 µs", "added p99 µs", "V8 heap bytes allocated per request"], rows),
     "",
     table(["target", "added p50 / nginx's, per round", "added p99 / nginx's, per round"], ratioRows),
+    "",
+    "### What the scheduler saw during those rounds (/proc/<pid>/task/*/schedstat and status, every thread)",
+    "",
+    table(["target", "on a CPU, µs per request", "runnable but waiting for a CPU, µs per request", "preemptions (involuntary switches) per 1,000 requests"], schedulerRows),
     "",
     "### Slow requests and GCs (the daemon's PerformanceObserver gc entries, lined up with each request's send and end)",
     "",
