@@ -33,6 +33,11 @@ export function startNodeH2Proxy({ runtime, here, port, upstreamUrl }) {
   return startListening([runtime, join(here, "targets/node-h2-proxy.mjs"), String(port), upstreamUrl], port);
 }
 
+/** bench/targets/node-h2-floor.mjs (core API, plain callbacks) on the runtime the binary embeds. */
+export function startNodeH2Floor({ runtime, here, port, upstreamUrl }) {
+  return startListening([runtime, join(here, "targets/node-h2-floor.mjs"), String(port), upstreamUrl], port);
+}
+
 /**
  * The binary with `--upstream-protocol <protocol>`. A binary without HTTP/2 exits at once with a
  * usage error; that rejection is the caller's "unsupported by this binary".
