@@ -202,7 +202,8 @@ run-entrypoint: build
 
 # What the benchmarks run, as command:Debian package. wrk and nginx are needed; the peers
 # (HAProxy, Caddy, Go for httputil.ReverseProxy) are left out of the tables, with the reason, when missing.
-BENCH_TOOLS := wrk:wrk nginx:nginx haproxy:haproxy caddy:caddy go:golang-go
+# golang-google-grpc-dev has no command: its one executable file, regenerate.sh, stands for it.
+BENCH_TOOLS := wrk:wrk nginx:nginx haproxy:haproxy caddy:caddy go:golang-go h2load:nghttp2-client /usr/share/gocode/src/google.golang.org/grpc/regenerate.sh:golang-google-grpc-dev
 
 # Installs the missing ones from Debian when run as root, one package at a time, so a package that
 # cannot be had costs only its own rows. Never fails: bench/run.mjs says what it has to go without.

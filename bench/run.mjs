@@ -1,12 +1,15 @@
 // make bench: runs the benchmark sections side by side on loopback and writes the results table into bench/README.md.
-// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,latency,download,streaming,readyz,scan,startup,queue,accesslog] [--baseline BINARY]
+// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,latency,download,streaming,readyz,scan,startup,queue,accesslog,h2,grpc,alloc] [--baseline BINARY] [--binary BINARY]
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { accessLogCost } from "./sections/access-log.mjs";
+import { ALLOC_CONNECTIONS, allocation } from "./sections/allocation.mjs";
 import { DOWNLOAD_CONNECTIONS, download } from "./sections/download.mjs";
+import { GRPC_CONCURRENCY, grpc } from "./sections/grpc.mjs";
+import { H2_CLIENTS, H2_STREAMS, h2c } from "./sections/h2c.mjs";
 import { oneConnection } from "./sections/one-connection.mjs";
 import { proxyOverhead, startProxyLineup } from "./sections/proxy-overhead.mjs";
 import { QUEUED_REQUESTS, queueMemory } from "./sections/queue-memory.mjs";
@@ -26,12 +29,13 @@ const option = (name, fallback) => {
 };
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "5"));
-const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "accesslog"];
+const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "accesslog", "h2", "grpc", "alloc"];
 const only = new Set(option("only", SECTIONS.join(",")).split(","));
 // Another build of the binary (today's, say) run beside this one in sections 1, 1b and 1c.
 const baseline = option("baseline", undefined);
 
-const binary = join(root, "dist/readiness-proxy");
+// --binary: measure another build (another worktree's) in place of this checkout's.
+const binary = option("binary", join(root, "dist/readiness-proxy"));
 // Peers run on the runtime the binary embeds, so the comparison is of code, not of Node versions.
 const runtime = join(root, `node_modules/node-linux-${process.arch}/bin/node`);
 for (const [tool, hint] of [["wrk", "apt-get install wrk"], ["nginx", "apt-get install nginx"]]) {
@@ -76,12 +80,15 @@ await section("scan", "4. Scan cost against table size", () => scanCost(context)
 await section("startup", "5. Start-up and footprint", () => startup({ ...context, runs: 10, rssAfterRunMb: overhead?.rssAfterRunMb }));
 await section("queue", `6. Memory of ${QUEUED_REQUESTS.toLocaleString("en")} queued requests: --max-concurrency 1, an app that never answers`, () => queueMemory(context));
 await section("accesslog", `7. Access log cost: the 100-byte file with and without --access-log, 25 keep-alive connections each, all at once, ${seconds} s a run, ${rounds} rounds`, () => accessLogCost(context));
+await section("h2", `7. h2c in and out: h2load -c${H2_CLIENTS} -m${H2_STREAMS}, 100-byte file from an h2c nginx, ${seconds} s a run, ${rounds} rounds rotated`, () => h2c(context));
+await section("grpc", `8. gRPC unary calls: grpc-go, ${GRPC_CONCURRENCY} in flight on one channel, to a Go gRPC server, ${seconds} s a run, ${rounds} rounds rotated`, () => grpc(context));
+await section("alloc", `9. Allocation per proxied HTTP/1.1 request and GC pauses: wrk -c${ALLOC_CONNECTIONS}, ${seconds} s a run, ${rounds} rounds rotated`, () => allocation(context));
 
 const runtimeVersion = execFileSync(runtime, ["--version"], { encoding: "utf8" }).trim();
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${execFileSync("uname", ["-r"], { encoding: "utf8" }).trim()}`;
 const header = [
   `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine}; load generator, upstream and proxies share the cores.`,
-  `readiness-proxy: \`dist/readiness-proxy\` (Node ${runtimeVersion} embedded); peers on the same Node ${runtimeVersion}; wrk ${(spawnSync("wrk", ["-v"], { encoding: "utf8" }).stdout || "").split(" ")[1] ?? ""}.`,
+  `readiness-proxy: \`${binary === join(root, "dist/readiness-proxy") ? "dist/readiness-proxy" : binary}\` (Node ${runtimeVersion} embedded); peers on the same Node ${runtimeVersion}; wrk ${(spawnSync("wrk", ["-v"], { encoding: "utf8" }).stdout || "").split(" ")[1] ?? ""}.`,
   `Peers: ${peerVersions()} (Debian's).${baseline ? ` --baseline: \`${baseline}\` (${execFileSync(baseline, ["--version"], { encoding: "utf8" }).trim()}).` : ""}`,
   `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s. Medians with (min-max) over the rounds.`,
 ].join("\n");

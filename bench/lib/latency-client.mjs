@@ -4,6 +4,8 @@ import { connect } from "node:net";
 const HEAD_END = Buffer.from("\r\n\r\n");
 const LAST_CHUNK = Buffer.from("\r\n0\r\n\r\n");
 const TIMEOUT_MS = 5_000;
+// hrtime at performance's time origin, so a send's hrtime becomes an epoch time comparable with another process's GC entries.
+const originNs = process.hrtime.bigint() - BigInt(Math.round(performance.now() * 1e6));
 
 /** Bytes of the first whole response in `buffer`, or -1 while it is incomplete. Knows Content-Length and chunked bodies. */
 function responseLength(buffer) {
@@ -39,7 +41,7 @@ class Connection {
     this.socket.on("error", () => {}); // surfaces as a failed request below
   }
 
-  /** Sends one GET; resolves to `{ ms, ok }` once the whole response is in. */
+  /** Sends one GET; resolves to `{ ms, ok, sentAt }` once the whole response is in (sentAt: epoch ms, the clock of performance.timeOrigin). */
   async get() {
     await this.open();
     const socket = this.socket;
@@ -62,7 +64,7 @@ class Connection {
         }
         if (length < 0) return;
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        done(undefined, { ms, ok: received.subarray(9, 12).toString() === "200" });
+        done(undefined, { ms, ok: received.subarray(9, 12).toString() === "200", sentAt: performance.timeOrigin + Number(started - originNs) / 1e6 });
       };
       const onClose = () => done(new Error(`127.0.0.1:${this.port} closed the connection mid-response`));
       const timer = setTimeout(() => done(new Error(`127.0.0.1:${this.port}: no whole response within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
@@ -81,18 +83,20 @@ class Connection {
 /**
  * For `seconds` (and at most `maxPerTarget` requests each), one GET `path` to each target in turn,
  * the starting target moving by one each pass. Resolves to a Map of target name to
- * `{ ms: number[], errors }` (errors: answers other than 200).
+ * `{ ms: number[], errors }` (errors: answers other than 200); with `stamps`, also `sentAt: number[]`
+ * (epoch ms of each send, for lining requests up with another process's events).
  */
-export async function interleavedLatency(targets, { path, seconds, maxPerTarget = 200_000 }) {
+export async function interleavedLatency(targets, { path, seconds, maxPerTarget = 200_000, stamps = false }) {
   const connections = targets.map((target) => new Connection(target.port, path));
-  const samples = targets.map(() => ({ ms: [], errors: 0 }));
+  const samples = targets.map(() => (stamps ? { ms: [], errors: 0, sentAt: [] } : { ms: [], errors: 0 }));
   const deadline = performance.now() + seconds * 1000;
   try {
     for (let pass = 0; pass < maxPerTarget && performance.now() < deadline; pass++) {
       for (let step = 0; step < targets.length; step++) {
         const index = (pass + step) % targets.length;
-        const { ms, ok } = await connections[index].get();
+        const { ms, ok, sentAt } = await connections[index].get();
         samples[index].ms.push(ms);
+        samples[index].sentAt?.push(sentAt);
         if (!ok) samples[index].errors++;
       }
     }

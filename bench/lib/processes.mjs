@@ -1,6 +1,6 @@
 // Starting and measuring the processes under test: wait for a port, CPU time and anonymous memory from /proc.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
@@ -100,4 +100,32 @@ export async function stop(child) {
   const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
   await exited;
   clearTimeout(timer);
+}
+
+/**
+ * The scheduler's view of `pids`, summed over every thread: nanoseconds on a CPU and waiting on a
+ * run queue (runnable, not running: /proc/<pid>/task/<tid>/schedstat), and the involuntary
+ * context switches (preemptions, from each thread's status).
+ */
+export function schedulerTotals(pids) {
+  const totals = { runNs: 0, waitNs: 0, involuntary: 0 };
+  for (const pid of pids) {
+    let tids = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone
+    }
+    for (const tid of tids) {
+      try {
+        const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").trim().split(" ").map(Number);
+        totals.runNs += run;
+        totals.waitNs += wait;
+        totals.involuntary += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8"))?.[1] ?? 0);
+      } catch {
+        // a thread that exited between the listing and the read
+      }
+    }
+  }
+  return totals;
 }

@@ -42,6 +42,14 @@ export function startUpstreamNginx(port) {
   return startNginx("upstream", `server { listen 127.0.0.1:${port}; root ROOT/www; location / { } }`, port);
 }
 
+/**
+ * An h2c upstream: `listen ... http2` without TLS is HTTP/2 with prior knowledge only (nginx
+ * 1.22's syntax; 1.25 moved it to `http2 on;`), serving the same /file and /big.
+ */
+export function startH2cUpstreamNginx(port) {
+  return startNginx("h2c-upstream", `server { listen 127.0.0.1:${port} http2; root ROOT/www; location / { } }`, port);
+}
+
 /** The nginx peer proxy; `streaming` turns response buffering off (what SSE needs). */
 export function startProxyNginx(port, upstreamPort) {
   return startNginx(
