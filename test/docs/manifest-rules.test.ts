@@ -10,7 +10,7 @@ const pods = [...podsOf(shipped), ...podsOf([readmePod()])];
 t.test("the docs define the pods the rules read", async (t) => {
   t.same(
     pods.map((pod) => pod.source),
-    ["docs/deploy/deployment-entrypoint.yaml Deployment/model-server", "docs/deploy/deployment-sidecar.yaml Deployment/model-server", "README.md Kubernetes snippet"],
+    ["docs/deploy/deployment-entrypoint.yaml Deployment/model-server", "docs/deploy/deployment-grpc.yaml Deployment/grpc-server", "docs/deploy/deployment-sidecar.yaml Deployment/model-server", "README.md Kubernetes snippet"],
   );
 });
 
@@ -29,11 +29,19 @@ t.test("Service targetPorts and PodMonitor ports resolve, file by file (each Ser
     const objects = shipped.filter(({ source, object }) => source.startsWith(`${file} `) && object.kind !== "PodMonitor");
     const filePods = podsOf(objects);
     if (filePods.length === 0) continue;
-    // The PodMonitor selects the pods of either Deployment: each must declare its port.
-    t.same(portProblems([...objects, ...monitors], filePods), [], file);
+    // A PodMonitor that selects this file's pods: each of them must declare its port.
+    const selecting = monitors.filter(({ object }) => objects.some((candidate) => selects(object, candidate.object)));
+    t.same(portProblems([...objects, ...selecting], filePods), [], file);
   }
   t.ok(monitors.length > 0, "docs/deploy/podmonitor.yaml is read");
 });
+
+/** Whether a PodMonitor's matchLabels are all on a Deployment's pod template. */
+function selects(monitor: KubeObject, workload: KubeObject): boolean {
+  const wanted = (monitor as { spec?: { selector?: { matchLabels?: Record<string, string> } } }).spec?.selector?.matchLabels ?? {};
+  const labels = (workload as { spec?: { template?: { metadata?: { labels?: Record<string, string> } } } }).spec?.template?.metadata?.labels;
+  return labels !== undefined && Object.entries(wanted).every(([key, value]) => labels[key] === value);
+}
 
 /** A pod spec in YAML, as a test case writes it. */
 const podSpec = (yaml: string) => parse(yaml) as KubeObject;

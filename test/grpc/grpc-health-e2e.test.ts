@@ -115,6 +115,7 @@ t.test("grpcio Watch: the status at once, the change within one TTL, NOT_SERVING
   t.equal(await readyz.waitForLine(/^end/), "end OK ", "ended with grpc-status 0 when the listener closed");
   t.equal(await livez.waitForLine(/^end/), "end OK ");
   t.same(livez.lines, ["status SERVING", "end OK "], "liveness never changed");
+  await check.waitForLine(/^end/);
   t.same(check.lines, ["status NOT_SERVING", "status SERVING", "end OK "], "a listener check is not the drain's business");
   await drained;
 });
