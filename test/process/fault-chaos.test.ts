@@ -117,7 +117,10 @@ t.test(`faults in 1% of callbacks for ${SECONDS} s of mixed load: the process st
   // RssAnon is reported, not asserted: memory that stays up after load is issue 27's open part.
   const metrics = await scrapeText(metricsPort);
   t.equal(seriesValue(metrics, "readiness_proxy_requests_in_flight"), 0, "nothing left in flight");
-  t.equal((await send(daemon.port, "/health")).status, 200, "and it serves");
+  // Still armed: one /health may itself be hit, so five tries (all five hit: about one in 10^6).
+  let healthy = 0;
+  for (let attempt = 0; attempt < 5 && healthy === 0; attempt++) healthy = await send(daemon.port, "/health").then((reply) => reply.status, () => 0);
+  t.equal(healthy, 200, "and it serves");
 });
 
 t.test("READINESS_PROXY_TEST_FAULTS arms nothing in the shipped bundle and binary, and arms the test build", async (t) => {
