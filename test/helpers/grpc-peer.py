@@ -94,6 +94,21 @@ def status_of(error):
             "trailers": {key: value for key, value in (error.trailing_metadata() or ())}}
 
 
+def run_drain(port, app_port):
+    # A server stream through the proxy; between messages the test drains the proxy (told on stdout,
+    # answered on stdin), and the app is released over a channel of its own (the proxy takes no new calls).
+    stream = grpc.insecure_channel(f"127.0.0.1:{port}").unary_stream("/test.Echo/ServerStream")(b"3", timeout=20)
+    release_call = grpc.insecure_channel(f"127.0.0.1:{app_port}").unary_unary("/test.Echo/Release")
+    got = []
+    for message in stream:
+        got.append(message.decode())
+        if len(got) == 1:
+            print("first", flush=True)
+            sys.stdin.readline()
+        release_call(b"", timeout=10)
+    print(json.dumps({"messages": got, "code": stream.code().name}), flush=True)
+
+
 def run_client(port, scenario):
     channel = grpc.insecure_channel(f"127.0.0.1:{port}",
                                     options=[("grpc.max_receive_message_length", 8 << 20), ("grpc.max_send_message_length", 8 << 20)])
@@ -161,5 +176,7 @@ def run_client(port, scenario):
 if __name__ == "__main__":
     if sys.argv[1] == "app":
         run_app()
+    elif sys.argv[1] == "drain":
+        run_drain(int(sys.argv[2]), int(sys.argv[3]))
     else:
         run_client(int(sys.argv[2]), sys.argv[3])

@@ -38,3 +38,18 @@ export function grpcClient(port: number, scenario: string): Promise<Record<strin
     });
   });
 }
+
+/** The drain scenario: a server stream through `port`; `between` runs after its first message, then the rest is released at `appPort`. */
+export function grpcStreamThroughDrain(port: number, appPort: number, between: () => Promise<void>): Promise<Record<string, unknown>> {
+  const child = spawn(PYTHON, [PEER, "drain", String(port), String(appPort)], { stdio: ["pipe", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.startsWith("first\n") && !child.stdin.writableEnded) {
+        void between().then(() => child.stdin.end("go\n"), reject);
+      }
+    });
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.split("\n").filter(Boolean).at(-1)!) as Record<string, unknown>) : reject(new Error(`drain client exited ${code}: ${out}`))));
+  });
+}

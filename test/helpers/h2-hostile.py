@@ -113,6 +113,14 @@ def malformed(port, case):
         peer.send(request(1, "/malformed-pseudo", [(":foo", "bar")]))
     elif case == "response-pseudo":
         peer.send(request(1, "/malformed-status", [(":status", "200")]))
+    elif case == "space-in-path":
+        peer.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, block([(":method", "GET"), (":scheme", "http"), (":authority", "a"), (":path", "/malformed-space HTTP/1.1")])))
+    elif case == "space-in-method":
+        peer.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, block([(":method", "GET /malformed-method"), (":scheme", "http"), (":authority", "a"), (":path", "/x")])))
+    elif case == "space-in-authority":
+        peer.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, block([(":method", "GET"), (":scheme", "http"), (":authority", "a b"), (":path", "/malformed-authority")])))
+    elif case == "non-ascii-path":
+        peer.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, block([(":method", "GET"), (":scheme", "http"), (":authority", "a"), (":path", "/malformed-caf\u00e9")])))
     elif case == "content-length-longer":
         peer.send(request(1, "/malformed-cl-long", [("content-length", "3")], end=False, method="POST") + frame(DATA, END_STREAM, 1, b"abcdef"))
     elif case == "content-length-shorter":

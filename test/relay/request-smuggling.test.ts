@@ -79,7 +79,8 @@ const CASES: Record<string, HostileCase> = {
   "an invalid method token": { bytes: `G@T / HTTP/1.1\r\n${HOST}\r\n`, statuses: [400] }, // INVALID_METHOD
   "an unknown method": { bytes: `FOO / HTTP/1.1\r\n${HOST}\r\n`, statuses: [400] },
   "a lower-case method": { bytes: `get / HTTP/1.1\r\n${HOST}\r\n`, statuses: [400] },
-  "the HTTP/2 preface": { bytes: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", statuses: [400] }, // PAUSED_H2_UPGRADE
+  // The HTTP/2 preface as a connection's first bytes is h2c now (CONTRACT §13); after a request it
+  // is still a 400: test/relay/http2/h2-health.test.ts.
   "HTTP/1.2": { bytes: `GET / HTTP/1.2\r\n${HOST}\r\n`, statuses: [400] }, // INVALID_VERSION
   "lower-case http/1.1": { bytes: `GET / http/1.1\r\n${HOST}\r\n`, statuses: [400] }, // INVALID_CONSTANT
   "HTTP/0.9 (no version)": { bytes: "GET /\r\n\r\n", statuses: [400, 505] },

@@ -232,14 +232,17 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     if (this.#done || upstream === undefined) return;
     const code = upstream.rstCode ?? 0;
     const constants = http2().constants;
+    // RFC 9113 §8.7: a refused stream (or one above a GOAWAY's last id) was not processed: sent again once.
+    if (!this.#responseStarted && code === constants.NGHTTP2_REFUSED_STREAM && !this.#retried && !this.#bodyForwarded) {
+      this.#retried = true;
+      this.#client.pause(); // the body waits for the new stream, as for the first
+      this.#parts.pool.acquire(this);
+      return;
+    }
+    // Whatever the client still sends has nowhere to go: read and dropped, so its stream can end.
+    this.#client.resume();
     if (this.#responseEnded && code === constants.NGHTTP2_NO_ERROR) return;
     if (!this.#responseStarted) {
-      // RFC 9113 §8.7: a refused stream (or one above a GOAWAY's last id) was not processed: sent again once.
-      if (code === constants.NGHTTP2_REFUSED_STREAM && !this.#retried && !this.#bodyForwarded) {
-        this.#retried = true;
-        this.#parts.pool.acquire(this);
-        return;
-      }
       this.#parts.context.observer.upstreamError(code === 0 ? "other" : "reset");
       this.#failBeforeHead(502, Object.assign(new Error(`upstream stream closed (code ${code})`), { code: "ECONNRESET" }), "upstream unavailable");
       return;

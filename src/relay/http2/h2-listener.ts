@@ -15,6 +15,13 @@ const NGHTTP2_FLAG_END_STREAM = 0x1;
  * head: checked here, before anything is routed.
  */
 const FORBIDDEN_IN_VALUE = /[\r\n\0]/;
+/**
+ * What an HTTP/1.1 request line and Host can carry (RFC 9112 §3): a method token, and a target and
+ * authority of visible ASCII. Checked for every stream, so that no translation to HTTP/1.1 can
+ * split a request line (`:path` = `/a HTTP/1.1`); the h2c side holds to the same.
+ */
+const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
 /** The header list's limit as HTTP/1.1's head (16 KiB), sized as RFC 9113 §6.5.2 counts it; nghttp2 only advertises it. */
 const MAX_HEADER_LIST_BYTES = 16 * 1024;
 
@@ -98,6 +105,11 @@ export class H2Listener {
       listBytes += rawHeaders[index - 1]!.length + value.length + 32;
       if (FORBIDDEN_IN_VALUE.test(value)) return refuseStream(stream);
     }
+    const method = headers[":method"];
+    const path = headers[":path"];
+    const authority = headers[":authority"];
+    if (typeof method !== "string" || !METHOD_TOKEN.test(method)) return refuseStream(stream);
+    if ((typeof path === "string" && !VISIBLE_ASCII.test(path)) || (typeof authority === "string" && !VISIBLE_ASCII.test(authority))) return refuseStream(stream);
     if (listBytes > MAX_HEADER_LIST_BYTES) {
       // As HTTP/1.1 answers a head too large: 431, and nothing is forwarded.
       stream.on("error", ignore);

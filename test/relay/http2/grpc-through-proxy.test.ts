@@ -1,6 +1,6 @@
 // A real gRPC app (python3-grpcio) behind the proxy, a real gRPC client in front: unary with trailers, status, every streaming shape, 3 MB, 200 concurrent calls, cancel, deadline.
 import t from "tap";
-import { grpcClient, grpcMissing, startGrpcApp } from "../../helpers/grpc-peer.js";
+import { grpcClient, grpcMissing, grpcStreamThroughDrain, startGrpcApp } from "../../helpers/grpc-peer.js";
 import { startTestDaemon } from "../../helpers/in-process-daemon.js";
 
 const missing = await grpcMissing();
@@ -37,4 +37,18 @@ t.test("gRPC end to end through --upstream-protocol auto", { skip: missing }, as
   t.ok(lines.every((line) => line.protocol === "HTTP/2"), "protocol HTTP/2 on every line");
   t.ok(lines.some((line) => line.grpcStatus === 3), "grpcStatus from a trailers-only answer");
   t.ok(lines.some((line) => line.grpcStatus === 0), "grpcStatus from the trailers");
+});
+
+t.test("a gRPC stream in flight through the drain finishes; the connection gets GOAWAY after --shutdown-delay", { skip: missing }, async (t) => {
+  const appPort = await startGrpcApp(t);
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${appPort}`, "--shutdown-delay", "200ms"]);
+  let drained: Promise<void> | undefined;
+  const result = await grpcStreamThroughDrain(daemon.port, appPort, async () => {
+    drained = daemon.shutdown.run("SIGTERM");
+    // Past the delay and the listener's grace: the client's connection has had its GOAWAY.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+  });
+  t.same(result, { messages: ["message 0", "message 1", "message 2"], code: "OK" }, "every message after the drain began, then OK");
+  await drained;
+  t.notOk(daemon.logs.records.some((record) => record.msg === "shutdown timeout reached; closing remaining connections"), "finished within the shutdown timeout");
 });

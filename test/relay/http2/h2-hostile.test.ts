@@ -4,6 +4,7 @@ import { join } from "node:path";
 import t from "tap";
 import { startH2Upstream } from "../../helpers/h2.js";
 import { startTestDaemon } from "../../helpers/in-process-daemon.js";
+import { startUpstream } from "../../helpers/upstream.js";
 
 const PYTHON = "/usr/bin/python3";
 const HOSTILE = join(import.meta.dirname, "../../helpers/h2-hostile.py");
@@ -38,11 +39,24 @@ const NGHTTP2_REFUSES = [
   "response-pseudo",
   "content-length-longer",
   "content-length-shorter",
+  // Refused by the proxy (h2-listener.ts): what would split an HTTP/1.1 request line or Host.
+  "space-in-path",
+  "space-in-method",
+  "space-in-authority",
+  "non-ascii-path",
 ];
 
 t.test("malformed requests are stream errors and never reach the app as requests", { skip: missing }, async (t) => {
   const app = await startH2Upstream(t);
   const daemon = await startTestDaemon(t, ["--upstream", app.url]);
+  const http1App = await startUpstream(t);
+  const downgrading = await startTestDaemon(t, ["--upstream", http1App.url, "--upstream-protocol", "http1"]);
+  for (const name of NGHTTP2_REFUSES) {
+    const outcome = await hostile(downgrading.port, `malformed:${name}`);
+    t.equal(outcome.rst["1"], 1, `${name} to an HTTP/1.1 app: RST_STREAM PROTOCOL_ERROR`);
+    t.equal(outcome.status["3"], 200, `${name} to an HTTP/1.1 app: the next request is served`);
+  }
+  t.same(http1App.received.map((request) => request.url).filter((url) => !url.startsWith("/after") && url !== "/x"), [], "only well-formed requests reached the HTTP/1.1 app");
   for (const name of NGHTTP2_REFUSES) {
     const outcome = await hostile(daemon.port, `malformed:${name}`);
     t.equal(outcome.rst["1"], 1, `${name}: RST_STREAM PROTOCOL_ERROR`);
