@@ -1,5 +1,5 @@
 // The one `request` line of CONTRACT §11 as text, written field by field: the keys are known up front, so no object is built for a serializer to walk.
-import type { AccessLogEntry } from "./access-log.js";
+import type { AccessLogEntry } from "./access-log-entry.js";
 import { jsonNumber, jsonString } from "./json-text.js";
 
 /** What a pino record puts around the fields, taken from the logger once (see access-log.ts). */
