@@ -2,9 +2,13 @@
 import type { Level } from "pino";
 import type { ListenAddress } from "./listen-address.js";
 import type { Upstream } from "./upstream-url.js";
-import type { UpstreamListenerMode } from "../readiness/upstream-listener.js";
 
 /** Everything the daemon needs, validated. Each field but `appCommand` has one row in src/config/option-table.ts. */
+/** `--readiness-upstream-listener`: `auto` requires the upstream's port in the entrypoint form; `off` never. */
+export type UpstreamListenerMode = "auto" | "off";
+
+export const UPSTREAM_LISTENER_MODES: readonly UpstreamListenerMode[] = ["auto", "off"];
+
 export interface Config {
   readonly listen: ListenAddress;
   readonly upstream: Upstream;

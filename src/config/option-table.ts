@@ -1,5 +1,5 @@
 // Every command-line option declared once (CONTRACT §1, §10, §11): flag, env variable, default, help and parser; cli.ts derives registration, env handling and validation from it.
-import type { Config } from "./config.js";
+import { UPSTREAM_LISTENER_MODES, type Config } from "./config.js";
 import { usageError } from "../errors.js";
 import { LOG_LEVELS } from "../logger.js";
 import { parseListenAddress } from "./listen-address.js";
@@ -12,7 +12,6 @@ import {
   parseRequiredPorts,
 } from "./option-values.js";
 import { parseUpstream } from "./upstream-url.js";
-import { UPSTREAM_LISTENER_MODES } from "../readiness/upstream-listener.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;

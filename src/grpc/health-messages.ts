@@ -2,6 +2,10 @@
 import { frameMessage } from "./message-framing.js";
 import { WIRE_LENGTH_DELIMITED, WIRE_VARINT, WireFormatError, WireReader, encodeTag, encodeVarint } from "./protobuf-wire.js";
 
+/** The two methods' paths (HTTP/2 :path). */
+export const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
+export const HEALTH_WATCH_PATH = "/grpc.health.v1.Health/Watch";
+
 /** HealthCheckResponse.ServingStatus. */
 export const SERVING_STATUS = { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } as const;
 export type ServingStatus = (typeof SERVING_STATUS)[keyof typeof SERVING_STATUS];

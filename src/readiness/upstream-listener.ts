@@ -1,10 +1,7 @@
 // The entrypoint form's implicit listener check (CONTRACT §2, §8): the upstream's own port, when the upstream is on loopback, is required like a --readiness-required-listener port.
+import type { UpstreamListenerMode } from "../config/config.js";
 import type { Upstream } from "../config/upstream-url.js";
 
-/** `--readiness-upstream-listener`: `auto` requires the upstream's port in the entrypoint form; `off` never. */
-export type UpstreamListenerMode = "auto" | "off";
-
-export const UPSTREAM_LISTENER_MODES: readonly UpstreamListenerMode[] = ["auto", "off"];
 
 /** Hosts whose listening socket lives in our own network namespace: the only ones the socket tables can see. */
 function isLoopbackHost(hostname: string): boolean {

@@ -1,7 +1,7 @@
 // Doubles for the gRPC health service: a responder that records what a stream would carry, timers run by hand, a scanner that counts its scans.
-import type { GrpcResponder } from "../../src/grpc/grpc-responder.js";
+import type { GrpcResponder } from "../../src/grpc-health/grpc-responder.js";
 import { decodeHealthCheckResponse } from "../../src/grpc/health-messages.js";
-import type { Scheduler } from "../../src/grpc/health-watchers.js";
+import type { Scheduler } from "../../src/grpc-health/health-watchers.js";
 import { isFramingError, unframeUnary } from "../../src/grpc/message-framing.js";
 import type { ListenerScan } from "../../src/procfs/listener-scan.js";
 

@@ -1,7 +1,7 @@
 // Which of the proxy's answers a grpc.health.v1 service name asks for (CONTRACT §13), and its serving status from one readiness report.
 import { evaluate } from "../http/readyz-answers.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
-import { SERVING_STATUS, type ServingStatus } from "./health-messages.js";
+import { SERVING_STATUS, type ServingStatus } from "../grpc/health-messages.js";
 
 /** What a service name of ours stands for: the /readyz verdict, liveness, or one named check. */
 export type HealthTarget = { readonly kind: "readiness" } | { readonly kind: "liveness" } | { readonly kind: "check"; readonly name: string };

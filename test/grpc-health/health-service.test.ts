@@ -1,8 +1,8 @@
 // The gRPC health service over a real ReadinessCheck with a counted scanner, a clock and timers moved by hand: Check, Watch, the drain, the close, one scan per TTL.
 import t from "tap";
 import { frameMessage } from "../../src/grpc/message-framing.js";
-import { encodeHealthCheckRequest, SERVING_STATUS } from "../../src/grpc/health-messages.js";
-import { GrpcHealthService, healthMethodOf, HEALTH_CHECK_PATH, HEALTH_WATCH_PATH } from "../../src/grpc/health-service.js";
+import { encodeHealthCheckRequest, HEALTH_CHECK_PATH, HEALTH_WATCH_PATH, SERVING_STATUS } from "../../src/grpc/health-messages.js";
+import { GrpcHealthService, healthMethodOf } from "../../src/grpc-health/health-service.js";
 import { GRPC_STATUS } from "../../src/grpc/grpc-status.js";
 import { ReadinessCheck } from "../../src/readiness/readiness-check.js";
 import { captureLog } from "../helpers/log-capture.js";

@@ -1,15 +1,13 @@
 // grpc.health.v1.Health answered by the proxy (CONTRACT §13): Check and Watch for "", readyz, livez, healthz and each check's name; any other service is the app's.
 import type { ReadinessReport } from "../readiness/check-results.js";
-import { decodeHealthCheckRequest, framedHealthCheckResponse, SERVING_STATUS, type ServingStatus } from "./health-messages.js";
+import { HEALTH_CHECK_PATH, HEALTH_WATCH_PATH, decodeHealthCheckRequest, framedHealthCheckResponse, SERVING_STATUS, type ServingStatus } from "../grpc/health-messages.js";
 import { healthTargetFor, servingStatusOf, type HealthTarget } from "./health-status.js";
 import { HealthWatchers, type ReportSource, type Scheduler } from "./health-watchers.js";
 import type { GrpcResponder } from "./grpc-responder.js";
-import { GRPC_STATUS, isNativeGrpcContentType } from "./grpc-status.js";
-import { isFramingError, unframeUnary } from "./message-framing.js";
-import { WireFormatError } from "./protobuf-wire.js";
+import { GRPC_STATUS, isNativeGrpcContentType } from "../grpc/grpc-status.js";
+import { isFramingError, unframeUnary } from "../grpc/message-framing.js";
+import { WireFormatError } from "../grpc/protobuf-wire.js";
 
-export const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
-export const HEALTH_WATCH_PATH = "/grpc.health.v1.Health/Watch";
 
 export type HealthMethod = "Check" | "Watch";
 

@@ -3,7 +3,7 @@ import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import type { H2Request } from "../relay/http2/h2-request.js";
 import type { LocalH2Service } from "../relay/http2/h2-routing.js";
 import type { GrpcResponder } from "./grpc-responder.js";
-import { GRPC_CONTENT_TYPE, encodeGrpcMessage } from "./grpc-status.js";
+import { GRPC_CONTENT_TYPE, encodeGrpcMessage } from "../grpc/grpc-status.js";
 import { healthMethodOf, type GrpcHealthService } from "./health-service.js";
 
 /** The routing's hook: the head decides whether the body is read; the body whether the call is ours. */

@@ -1,9 +1,9 @@
 // grpc.health.v1 Watch streams: each told its status at once and on every change, all fed by one shared poll of the cached check while any watcher needs it.
 import type { ReadinessReport } from "../readiness/check-results.js";
-import { SERVING_STATUS, framedHealthCheckResponse, type ServingStatus } from "./health-messages.js";
+import { SERVING_STATUS, framedHealthCheckResponse, type ServingStatus } from "../grpc/health-messages.js";
 import { servingStatusOf, type HealthTarget } from "./health-status.js";
 import type { GrpcResponder } from "./grpc-responder.js";
-import { GRPC_STATUS } from "./grpc-status.js";
+import { GRPC_STATUS } from "../grpc/grpc-status.js";
 
 /** The readiness check as the watchers use it (ReadinessCheck, or a counted fake in tests). */
 export interface ReportSource {
