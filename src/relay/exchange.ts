@@ -342,7 +342,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   abandon(): boolean {
     if (this.#done) return false;
     this.#done = true;
-    this.#queued?.cancel();
+    if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
     this.#queued = undefined;
     const upstream = this.#upstream;
     this.#upstream = undefined;
@@ -367,13 +367,8 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   onClientGone(): void {
     if (this.#done) return;
     this.#done = true;
-    // Queued: it leaves the queue, and the app never sees it; its line says how long it waited.
-    const queued = this.#queued;
-    if (queued !== undefined) {
-      queued.cancel();
-      this.#queued = undefined;
-      this.#record.refused(performance.now() - queued.enqueuedAt);
-    }
+    if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
+    this.#queued = undefined;
     const upstream = this.#upstream;
     this.#upstream = undefined;
     upstream?.destroy();

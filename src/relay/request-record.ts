@@ -1,6 +1,7 @@
 // What one proxied request reports as it goes: its concurrency slot, the metrics observer's calls, and its access-log line at the end.
 import { requestIdOf } from "../http/request-id.js";
 import type { RequestView } from "../http/response-writer.js";
+import type { QueuedRequest } from "../overload/concurrency-limiter.js";
 import type { RelayContext } from "./relay-context.js";
 
 /**
@@ -49,6 +50,12 @@ export class RequestRecord {
       this.#context.observer.requestStarted();
       this.#inFlight = true;
     }
+  }
+
+  /** Its client left (or a fault ended it) while queued: it leaves the queue, and its line says how long it waited. */
+  leftQueue(queued: QueuedRequest): void {
+    queued.cancel();
+    this.refused(performance.now() - queued.enqueuedAt);
   }
 
   /** Never sent on: refused by the limiter, or timed out in its queue after `queueMs`. */

@@ -239,12 +239,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
     if (this.#done) return;
     this.#done = true;
     clearTimeout(this.#headTimer);
-    const queued = this.#queued;
-    if (queued !== undefined) {
-      queued.cancel();
-      this.#queued = undefined;
-      this.#record.refused(performance.now() - queued.enqueuedAt);
-    }
+    if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
+    this.#queued = undefined;
     const upstream = this.#upstream;
     this.#detach();
     if (upstream !== undefined) resetStream(upstream, true);

@@ -257,12 +257,8 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
     clearTimeout(this.#headTimer);
     const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
     this.#done = true;
-    const queued = this.#queued;
-    if (queued !== undefined) {
-      queued.cancel();
-      this.#queued = undefined;
-      this.#record.refused(performance.now() - queued.enqueuedAt);
-    }
+    if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
+    this.#queued = undefined;
     const upstream = this.#upstream;
     this.#detachUpstream();
     if (upstream !== undefined) resetStream(upstream, true);

@@ -199,12 +199,8 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
   readonly #onClientClose = (): void => {
     const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
     this.#done = true;
-    const queued = this.#queued;
-    if (queued !== undefined) {
-      queued.cancel();
-      this.#queued = undefined;
-      this.#record.refused(performance.now() - queued.enqueuedAt);
-    }
+    if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
+    this.#queued = undefined;
     const upstream = this.#upstream;
     this.#upstream = undefined;
     // A request or answer cut short leaves the connection mid-message: never reused.
