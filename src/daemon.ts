@@ -18,7 +18,7 @@ import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload/overload
 import { RelayServer, type Listener } from "./relay/relay-server.js";
 import { healthRoute } from "./grpc-health/h2-health-route.js";
 import { GrpcHealthService } from "./grpc-health/health-service.js";
-import { UpstreamPool } from "./relay/upstream-pool.js";
+import { UpstreamPool } from "./relay/http1/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
 import type { LocalH2Service } from "./relay/http2/h2-routing.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";

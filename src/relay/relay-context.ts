@@ -6,7 +6,7 @@ import type { ProxyObserver } from "../http/proxy-observer.js";
 import type { StreamGarbage } from "../http/stream-garbage.js";
 import type { AccessLog } from "../access-log/access-log.js";
 import type { ConcurrencyLimiter } from "../overload/concurrency-limiter.js";
-import type { UpstreamPool } from "./upstream-pool.js";
+import type { UpstreamPool } from "./http1/upstream-pool.js";
 
 /** Built once per relay; exchanges read it and never change it. */
 export interface RelayContext {

@@ -1,4 +1,4 @@
-// Types for the runtime's llhttp binding as node:http itself drives it (only src/relay/llhttp-binding.ts imports it).
+// Types for the runtime's llhttp binding as node:http itself drives it (only src/relay/http1/llhttp-binding.ts imports it).
 declare module "node:_http_common" {
   /** The binding's parser; callbacks are installed at the numeric slots named by the static k* constants. */
   export class HTTPParser {

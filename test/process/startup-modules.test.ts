@@ -21,7 +21,7 @@ t.test("loading the bundle leaves http, http2, tls, crypto and the llhttp bindin
   // shimmed out at bundle time), tls (only with it), crypto (request ids use the global Web
   // Crypto, loaded at first use).
   for (const module of ["http", "http2", "tls", "crypto"]) t.notOk(loaded.has(`NativeModule ${module}`), `node:${module} not loaded`);
-  // The llhttp binding (src/relay/llhttp-binding.ts) is loaded at the first parser: it cannot go
+  // The llhttp binding (src/relay/http1/llhttp-binding.ts) is loaded at the first parser: it cannot go
   // into the SEA's startup snapshot (the builder refuses its handles), and --version needs none.
   t.notOk(loaded.has("NativeModule _http_common"), "node:_http_common not loaded");
   t.notOk(loaded.has("Internal Binding http_parser"), "the http_parser binding not loaded");

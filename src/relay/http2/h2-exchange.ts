@@ -2,10 +2,10 @@
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
-import { clientAddressOf } from "../forwarded-request-head.js";
+import { clientAddressOf } from "../http1/forwarded-request-head.js";
 import type { RelayContext } from "../relay-context.js";
 import { RequestRecord } from "../request-record.js";
-import { HEAD_TIMEOUT_CODE } from "../upstream-connection.js";
+import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { upstreamH2Headers } from "./h2-forward-headers.js";
 import { OVERLOADED, answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";

@@ -1,8 +1,8 @@
 // The request head an h2 request is sent on with, built in one pass over its fields: as h2c header fields, or as HTTP/1.1 text for an HTTP/1.1 app.
 import type { OutgoingHttpHeaders } from "node:http2";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
-import type { RequestBodyFraming } from "../forwarded-request-head.js";
-import type { RequestHead } from "../request-head.js";
+import type { RequestBodyFraming } from "../http1/forwarded-request-head.js";
+import type { RequestHead } from "../http1/request-head.js";
 import type { H2Request } from "./h2-request.js";
 
 /** What both forms need besides the request: the target (path prefix applied), the peer, the upstream's authority. */

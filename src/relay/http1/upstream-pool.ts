@@ -1,5 +1,5 @@
 // Keep-alive connections to the one upstream: the most recently used idle one first, idle ones closed before the app's own idle timeout.
-import { faultAt } from "./fault-injection.js";
+import { faultAt } from "../fault-injection.js";
 import { UpstreamConnection, type UpstreamAddress, type UpstreamOwner } from "./upstream-connection.js";
 
 export interface UpstreamPoolOptions {

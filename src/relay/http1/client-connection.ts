@@ -1,10 +1,10 @@
 // One accepted client connection: parses its requests with llhttp, runs them one at a time in order, writes their answers, keeps it alive or closes it.
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
-import type { ResponseWriter } from "../http/response-writer.js";
+import type { ResponseWriter } from "../../http/response-writer.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 import { RequestHead } from "./request-head.js";
-import { faultAt } from "./fault-injection.js";
+import { faultAt } from "../fault-injection.js";
 import { ownResponseHead } from "./response-head.js";
 
 /** One request's life on the connection: its body arrives here, it answers through the connection. */

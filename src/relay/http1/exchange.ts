@@ -1,18 +1,18 @@
 // One proxied request and its answer: admitted by the limiter, the head sent once, bodies relayed as bytes with backpressure both ways, failures mapped to 502/504 or an abrupt end.
 import type { Socket } from "node:net";
-import { wantsHtml, type ErrorDetails } from "../http/error-response.js";
-import { upstreamErrorReason } from "../http/proxy-observer.js";
-import type { ResponseWriter } from "../http/response-writer.js";
-import { withoutQuery } from "../access-log/access-log.js";
-import type { AdmissionWaiter, QueuedRequest } from "../overload/concurrency-limiter.js";
+import { wantsHtml, type ErrorDetails } from "../../http/error-response.js";
+import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import type { ResponseWriter } from "../../http/response-writer.js";
+import { withoutQuery } from "../../access-log/access-log.js";
+import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
 import type { ClientConnection, Transaction } from "./client-connection.js";
 import type { RequestBodyFraming } from "./forwarded-request-head.js";
-import { faultAt } from "./fault-injection.js";
+import { faultAt } from "../fault-injection.js";
 import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
-import type { RelayContext } from "./relay-context.js";
+import type { RelayContext } from "../relay-context.js";
 import { headerValue, type RequestHead } from "./request-head.js";
-import { RequestRecord } from "./request-record.js";
+import { RequestRecord } from "../request-record.js";
 import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { openTunnel } from "./tunnel.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";

@@ -1,7 +1,7 @@
 // A WebSocket after its 101: two sockets piped both ways, raw bytes, each side's end or error closing the other.
 import type { Socket } from "node:net";
-import type { ProxyObserver } from "../http/proxy-observer.js";
-import { faultAt, faultsArmed } from "./fault-injection.js";
+import type { ProxyObserver } from "../../http/proxy-observer.js";
+import { faultAt, faultsArmed } from "../fault-injection.js";
 
 /**
  * Joins the client and upstream sockets. `clientRest` came from the client after its handshake

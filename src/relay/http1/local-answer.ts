@@ -1,5 +1,5 @@
 // A request the relay answers itself (the health paths): the answer is written whole, a body sent with it is read and dropped.
-import type { ResponseWriter } from "../http/response-writer.js";
+import type { ResponseWriter } from "../../http/response-writer.js";
 import type { ClientConnection, Transaction } from "./client-connection.js";
 import type { RequestHead } from "./request-head.js";
 

@@ -1,6 +1,6 @@
 // One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
 import { connect, type Socket } from "node:net";
-import { faultAt } from "./fault-injection.js";
+import { faultAt } from "../fault-injection.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 
 /** Why an upstream connection failed its exchange; `code` is a Node errno code or an llhttp `HPE_*` one. */

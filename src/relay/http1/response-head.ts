@@ -1,5 +1,5 @@
 // Response heads written to the client, built once as one string: the upstream's minus hop-by-hop ones, with our own framing and connection headers.
-import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
+import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import { statusText } from "./status-text.js";
 
 /**

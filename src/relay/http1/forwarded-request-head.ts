@@ -1,5 +1,5 @@
 // The request head sent upstream, built once as one string: the client's headers minus hop-by-hop ones, X-Forwarded-* appended, the body's framing restated.
-import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "./hop-by-hop.js";
+import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import type { RequestHead } from "./request-head.js";
 
 /** How the request body travels upstream: none, as the client's Content-Length says, or re-chunked. */

@@ -1,5 +1,5 @@
 // One client request's head as llhttp parsed it: what the health endpoints, the error pages and the forwarded head read.
-import type { RequestView } from "../http/response-writer.js";
+import type { RequestView } from "../../http/response-writer.js";
 import type { ParsedHead } from "./llhttp-binding.js";
 
 /** A request head; header lookups scan the raw list (a handful of fields, read a few times per request). */
