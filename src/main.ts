@@ -12,6 +12,10 @@ import { startupSnapshot } from "node:v8";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
 
 async function main(): Promise<void> {
+  // `--help | head`: a reader that leaves early is not an error of ours (no stack trace); the rest
+  // of the text is dropped and the exit code stays the command's own. The daemon never writes
+  // process.stdout (its log has a destination of its own, src/logger.ts).
+  process.stdout.on("error", ignoreClosedReader);
   const commandLine = parseCommandLine(process.argv.slice(2), process.env, {
     writeOut: (text) => process.stdout.write(text),
     writeErr: (text) => process.stderr.write(text),
@@ -98,6 +102,10 @@ function exitOnKnownError(error: unknown, exit: (code: number) => Promise<never>
     return exit(error.exitCode);
   }
   throw error;
+}
+
+function ignoreClosedReader(error: NodeJS.ErrnoException): void {
+  if (error.code !== "EPIPE") throw error;
 }
 
 // When built into a SEA startup snapshot ("useSnapshot" in sea-config.json; off today, see the

@@ -54,3 +54,18 @@ t.test("overloaded: the limiter's 503 becomes grpc-status 14, overloaded", async
   held!.release();
   t.equal((await first).status, 200);
 });
+
+t.test("the access log and metrics count the proxy's status, not the 200 that carries gRPC's form, as over h2", async (t) => {
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`, "--access-log", "--log-level", "info"]);
+  assertGrpcUnavailable(t, await send(daemon.port, "/test.Echo/Dead", grpcCall), "upstream unavailable");
+  const upstream = await startGatedUpstream(t);
+  const limited = await startTestDaemon(t, ["--upstream", upstream.url, "--access-log", "--log-level", "info", "--max-concurrency", "1", "--max-queue", "0"]);
+  const first = send(limited.port, "/test.Echo/Held", grpcCall);
+  const [held] = await upstream.arrivals(1);
+  assertGrpcUnavailable(t, await send(limited.port, "/test.Echo/Refused", grpcCall), "overloaded");
+  held!.release();
+  await first;
+  const lineOf = (records: { msg: string; path?: unknown }[], path: string) => records.find((record) => record.msg === "request" && record.path === path);
+  t.match(lineOf(daemon.logs.records, "/test.Echo/Dead"), { status: 502, grpcStatus: 14, protocol: "HTTP/1.1" }, "a dead app: 502 and grpc-status 14 in the line");
+  t.match(lineOf(limited.logs.records, "/test.Echo/Refused"), { status: 503, grpcStatus: 14 }, "overloaded: 503 and grpc-status 14");
+});

@@ -101,5 +101,6 @@ t.test("a hung app: /readyz answers within the probe timeout", { skip: missing }
   const reply = await send(daemon.port, "/readyz?verbose");
   const elapsed = performance.now() - started;
   t.equal(reply.text(), "[-]upstream failed: timeout after 200ms\n[+]shutdown ok\nreadyz check failed\n");
-  t.ok(elapsed < 400, `answered in ${elapsed.toFixed(0)} ms`);
+  // Bounded loosely on purpose: a wedge would wait for the app forever; a loaded machine adds its own delay.
+  t.ok(elapsed < 2000, `answered in ${elapsed.toFixed(0)} ms, not held by the hung app`);
 });

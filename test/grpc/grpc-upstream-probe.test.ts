@@ -46,7 +46,8 @@ t.test("a hung app: timeout after the probe's timeout, and the next probe starts
   const started = performance.now();
   t.match(await probe.probe(), { ok: false, reason: "timeout after 300ms" });
   const elapsed = performance.now() - started;
-  t.ok(elapsed < 450, `settled in ${elapsed.toFixed(0)} ms`);
+  // Loosely bounded: a wedge would wait for the app forever; a loaded machine adds its own delay.
+  t.ok(elapsed < 2000, `settled in ${elapsed.toFixed(0)} ms, not held by the hung app`);
   await app.set("", "SERVING");
   t.same(await probe.probe(), { ok: true, status: 200 });
 });

@@ -52,7 +52,17 @@ t.test("a hung app fails at the timeout, not later, and the next probe works aga
   t.ok(elapsed >= 140, `waited the timeout (${elapsed.toFixed(0)} ms)`);
   t.comment(`answered after ${elapsed.toFixed(0)} ms for a 150 ms timeout`);
   hang = false;
-  t.match(await probe.probe(), { ok: true, status: 200 });
+  // Not wedged by the timed-out request: the next probes answer. A loaded machine can stall one
+  // past its 150 ms too, so up to five are made; each that fails may only fail by the timeout.
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const next = await probe.probe();
+    if (next.ok) {
+      t.match(next, { ok: true, status: 200 }, `answered on probe ${attempt} after the hang`);
+      return;
+    }
+    t.match(next, { ok: false, reason: "timeout after 150ms" }, `probe ${attempt} timed out on a loaded machine`);
+  }
+  t.fail("no probe answered after the app stopped hanging");
 });
 
 t.test("a body over 10 KB is cut and the verdict still stands; a raw garbage answer fails", async (t) => {

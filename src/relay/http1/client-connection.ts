@@ -2,28 +2,12 @@
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { ResponseWriter } from "../../http/response-writer.js";
-import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
+import { BODY, HttpParser, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
+import { PAUSED_FOR_BODY, PAUSED_FOR_CLIENT, PAUSED_FOR_ERROR, PAUSED_FOR_PIPELINE, PAUSED_FOR_UPGRADE, ReadGate } from "./read-gate.js";
 import { RequestHead } from "./request-head.js";
 import { faultAt } from "../fault-injection.js";
+import { abandonAll, type Transaction } from "./transaction.js";
 import { ownResponseHead } from "./response-head.js";
-
-/** One request's life on the connection: its body arrives here, it answers through the connection. */
-export interface Transaction {
-  /** Runs once the transactions before it have answered (pipelining keeps order). */
-  start(): void;
-  onRequestBody(chunk: Buffer): void;
-  onRequestEnd(): void;
-  /** The client's socket accepts more response bytes. */
-  onClientDrain(): void;
-  /** The client went away before the answer ended. */
-  onClientGone(): void;
-  /**
-   * A defect of ours ended this request (its connection's fault boundary): everything it holds
-   * is released, and, when no byte of its answer went out yet, a whole error answer is written.
-   * Returns whether one was.
-   */
-  abandon(): boolean;
-}
 
 /** What the connection asks of the server that accepted it. */
 export interface ConnectionHost {
@@ -54,14 +38,6 @@ const ERROR_STATUS: Readonly<Record<string, number>> = {
 const INTERNAL_ERROR_BODY = JSON.stringify({ error: { code: 502, message: "upstream unavailable" } });
 const INTERNAL_ERROR_HEADERS = ["content-type", "application/json", "content-length", String(INTERNAL_ERROR_BODY.length), "cache-control", "no-store"];
 
-/** Why reading is paused: each reason must clear before the socket reads again. */
-const PAUSED_FOR_BODY = 1;
-const PAUSED_FOR_PIPELINE = 2;
-const PAUSED_FOR_UPGRADE = 4;
-const PAUSED_FOR_ERROR = 8;
-/** Answers wait for the client to read what was written: reading stops with them. */
-const PAUSED_FOR_CLIENT = 16;
-
 /**
  * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
  * way). Requests after the one being answered (pipelining) wait, parsed, in order; reading stops
@@ -82,7 +58,7 @@ export class ClientConnection {
   readonly #waiting: { transaction: Transaction; keepAlive: boolean; ended: boolean }[] = [];
   /** The active request allows another on this connection (its own Connection header and version). */
   #activeKeepAlive = true;
-  #paused = 0;
+  readonly #reading: ReadGate;
   /** After the active answer: close instead of reading on (Connection: close, HTTP/1.0, an error, draining). */
   #closeAfter = false;
   /** A parse error to answer once the requests before it have been answered. */
@@ -129,6 +105,7 @@ export class ClientConnection {
     // handle, reads never reach it.
     socket.on("data", (data: Buffer) => this.#onData(data));
     this.#consumed = this.#parser.consume(socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
+    this.#reading = new ReadGate(socket, this.#consumed);
     // Each socket event is an entry from the event loop: a throw ends this connection only.
     socket.on("drain", () => this.#contained(this.#onDrain));
     socket.on("end", () => this.#contained(this.#onEnd));
@@ -157,7 +134,7 @@ export class ClientConnection {
     this.#faulted = true;
     this.#ending = true;
     this.#host.reportFault(error);
-    this.#pause(PAUSED_FOR_ERROR);
+    this.#reading.pause(PAUSED_FOR_ERROR);
     const requestBegun = this.headStartedAt > 0;
     this.headStartedAt = 0;
     const active = this.#active;
@@ -166,22 +143,8 @@ export class ClientConnection {
     this.#parsing = undefined;
     const others = this.#waiting.splice(0).map((entry) => entry.transaction);
     if (parsing !== undefined && parsing !== active && !others.includes(parsing)) others.push(parsing);
-    let answered = false;
-    if (active !== undefined) {
-      this.#closeAfter = true;
-      try {
-        answered = active.abandon();
-      } catch {
-        // The defect is in the abandoning itself: the cut below is all that is left.
-      }
-    }
-    for (const transaction of others) {
-      try {
-        transaction.abandon();
-      } catch {
-        // As above: the socket's destruction still frees the connection.
-      }
-    }
+    if (active !== undefined) this.#closeAfter = true;
+    let answered = abandonAll(active, others);
     // A fault while a request was being read, before it had a transaction (its head): a 502
     // of our own answers it. With nothing begun, the client is owed nothing and gets the close.
     if (!answered && active === undefined && requestBegun && !this.socket.destroyed) {
@@ -212,11 +175,11 @@ export class ClientConnection {
   }
 
   pauseForBody(): void {
-    this.#pause(PAUSED_FOR_BODY);
+    this.#reading.pause(PAUSED_FOR_BODY);
   }
 
   resumeForBody(): void {
-    this.#resume(PAUSED_FOR_BODY);
+    this.#reading.resume(PAUSED_FOR_BODY);
   }
 
   /** Ends the connection abruptly (an answer cut short must never look complete). */
@@ -271,10 +234,7 @@ export class ClientConnection {
     this.#parser.close();
     this.socket.removeAllListeners("data");
     this.socket.removeAllListeners("drain");
-    this.#paused = 0;
-    // Reads restart on the handle itself: the stream still counts as flowing, so its resume() would not.
-    if (this.#consumed) setReading(this.socket, true);
-    else this.socket.resume();
+    this.#reading.openForStream();
     const rest = Buffer.concat(this.#upgradeRest ?? []);
     this.#upgradeRest = undefined;
     return rest;
@@ -311,7 +271,7 @@ export class ClientConnection {
     // Heads parsed in this read start only now: a request whose bytes end in a parse error
     // within the same read never reaches the app.
     this.#startNext();
-    if (this.#waiting.length > 0) this.#pause(PAUSED_FOR_PIPELINE);
+    if (this.#waiting.length > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
   }
 
   /** Prior knowledge: the preface was the connection's very first bytes; then the socket goes to the h2 side. */
@@ -336,7 +296,7 @@ export class ClientConnection {
     this.#waiting.push({ transaction, keepAlive: request.keepAlive, ended: false });
     if (request.upgrade) {
       this.#upgradeRest = [];
-      this.#pause(PAUSED_FOR_UPGRADE);
+      this.#reading.pause(PAUSED_FOR_UPGRADE);
     }
     return BODY.parse;
   }
@@ -360,7 +320,7 @@ export class ClientConnection {
     const broken = this.#parsing;
     this.#parsing = undefined;
     // Nothing after a parse error is read: the connection ends with its answer.
-    this.#pause(PAUSED_FOR_ERROR);
+    this.#reading.pause(PAUSED_FOR_ERROR);
     if (broken !== undefined) {
       const at = this.#waiting.findIndex((entry) => entry.transaction === broken);
       if (at >= 0) this.#waiting.splice(at, 1);
@@ -383,7 +343,7 @@ export class ClientConnection {
         // A client that pipelines without reading gets no more answers until it reads: what
         // is written for it stays within the socket's high-water mark, not its whole pipeline.
         if (this.socket.writableNeedDrain) {
-          this.#pause(PAUSED_FOR_CLIENT);
+          this.#reading.pause(PAUSED_FOR_CLIENT);
           return;
         }
         const next = this.#waiting.shift();
@@ -395,7 +355,7 @@ export class ClientConnection {
         this.#activeKeepAlive = next.keepAlive;
         this.#activeRequestEnded = next.ended;
         this.#activeResponseEnded = false;
-        if (this.#waiting.length === 0) this.#resume(PAUSED_FOR_PIPELINE);
+        if (this.#waiting.length === 0) this.#reading.resume(PAUSED_FOR_PIPELINE);
         next.transaction.start();
       }
     } finally {
@@ -409,10 +369,10 @@ export class ClientConnection {
       this.#active.onClientDrain();
       return;
     }
-    if ((this.#paused & PAUSED_FOR_CLIENT) === 0) return;
-    this.#resume(PAUSED_FOR_CLIENT);
+    if (!this.#reading.has(PAUSED_FOR_CLIENT)) return;
+    this.#reading.resume(PAUSED_FOR_CLIENT);
     this.#startNext();
-    if (this.#waiting.length > 0) this.#pause(PAUSED_FOR_PIPELINE);
+    if (this.#waiting.length > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
   }
 
   /** Moves on once the active transaction's request and response have both ended. */
@@ -465,9 +425,7 @@ export class ClientConnection {
     if (this.#consumed) this.#parser.unconsume();
     this.socket.removeAllListeners("data");
     this.socket.on("data", () => {});
-    this.#paused = 0;
-    if (this.#consumed) setReading(this.socket, true);
-    else this.socket.resume();
+    this.#reading.openForStream();
   }
 
   /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */
@@ -480,22 +438,6 @@ export class ClientConnection {
     this.#ending = true;
     this.idleSince = this.#host.now;
     this.socket.end(ownResponseHead(408, ["content-length", "0"], false), "latin1");
-  }
-
-  #pause(reason: number): void {
-    if (this.#paused === 0) {
-      if (this.#consumed) setReading(this.socket, false);
-      else this.socket.pause();
-    }
-    this.#paused |= reason;
-  }
-
-  #resume(reasons: number): void {
-    if (this.#paused === 0) return;
-    this.#paused &= ~reasons;
-    if (this.#paused !== 0 || this.socket.destroyed) return;
-    if (this.#consumed && !this.#detached) setReading(this.socket, true);
-    else this.socket.resume();
   }
 
   #onClose(): void {

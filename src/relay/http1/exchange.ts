@@ -4,22 +4,24 @@ import { wantsHtml, type ErrorDetails } from "../../http/error-response.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { ResponseWriter } from "../../http/response-writer.js";
 import { withoutQuery } from "../../access-log/access-log.js";
-import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
-import type { ClientConnection, Transaction } from "./client-connection.js";
-import type { RequestBodyFraming } from "./forwarded-request-head.js";
+import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
+import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
 import { faultAt } from "../fault-injection.js";
+import { recordGrpcFormError, refusalAnswer } from "../own-errors.js";
+import type { RelayContext } from "../relay-context.js";
+import { RequestRecord } from "../request-record.js";
+import { LAST_CHUNK, responseFramingFor, writeBodyChunk } from "./body-framing.js";
+import type { ClientConnection } from "./client-connection.js";
+import type { RequestBodyFraming } from "./forwarded-request-head.js";
 import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
-import type { RelayContext } from "../relay-context.js";
 import { headerValue, type RequestHead } from "./request-head.js";
-import { RequestRecord } from "../request-record.js";
-import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
+import { relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
+import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
+import type { Transaction } from "./transaction.js";
 import { openTunnel } from "./tunnel.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
 
-/** A reused keep-alive socket the upstream closed just as we sent: safe to send again once if idempotent. */
-const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE"]);
-const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "DELETE", "PUT", "TRACE"]);
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 /** The 101 handshake's own hop-by-hop headers, which pass with it. */
 const UPGRADE_HEADERS = ["upgrade", "connection"];
@@ -27,11 +29,9 @@ const UPGRADE_HEADERS = ["upgrade", "connection"];
 const HELD_BODY_BYTES = 64 * 1024;
 /** Interim answers relayed per response at most: an app that sends more is failing (nginx takes 1-2, curl any). */
 const MAX_INTERIM_HEADS = 32;
-/** CONTRACT §10: the limiter's 503 says why and when to come back. */
-const OVERLOADED: ErrorDetails = { message: "overloaded", headers: ["retry-after", "1"] };
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
-export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, ResponseWriter {
+export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter {
   readonly #context: RelayContext;
   readonly #client: ClientConnection;
   readonly #request: RequestHead;
@@ -51,6 +51,8 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   #responseFraming: ResponseFraming = "none";
   #responseStarted = false;
   #interceptedStatus = 0;
+  /** The answer's status is in the record already (an intercepted 5xx, a gRPC-form error): our writer must not count its own. */
+  #statusRecorded = false;
   #interimHeads = 0;
   #retried = false;
   #done = false;
@@ -78,15 +80,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#expectsContinue = plan.expectsContinue;
     // The connection is closed after a refused upgrade: what follows must never reach the app raw.
     if (plan.upgrade !== undefined) this.#client.closeAfterAnswer();
-    const limiter = this.#context.limiter;
-    if (limiter === undefined) {
-      this.admitted(undefined);
-      return;
-    }
-    const admission = limiter.acquire(this);
-    if (admission === "admitted") this.admitted(0);
-    else if (admission === "rejected") this.#refuseOverloaded("queue full", 0);
-    else this.#queued = admission;
+    this.#queued = requestAdmission(this.#context, this);
   }
 
   /**
@@ -116,22 +110,20 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   rejected(_reason: "queue_timeout", waitedMs: number): void {
     this.#queued = undefined;
     try {
-      this.#refuseOverloaded("queue timeout", waitedMs);
+      this.refuseOverloaded("queue timeout", waitedMs);
     } catch (error) {
       this.#client.fault(error);
     }
   }
 
-  #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
-    this.#record.refused(waitedMs);
-    const requestId = this.#record.requestId;
-    this.#context.errorLog.warn("overloaded", { reason, requestId, method: this.#request.method, url: withoutQuery(this.#request.url), queueMs: waitedMs });
-    this.#finishWithPage(503, requestId, OVERLOADED);
+  refuseOverloaded(reason: OverloadReason, waitedMs: number): void {
+    recordOverloaded(this.#context, this.#record, this.#request, reason, waitedMs);
+    this.#finishWithPage(503, this.#record.requestId, OVERLOADED);
   }
 
   #connect(): void {
     const pool = this.#context.pool;
-    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#canBeSentAgain());
+    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#resendable());
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
     // A connect that hangs (a black-holed address) counts against the head's deadline too.
@@ -149,7 +141,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     upstream.write(this.#headText);
     const pending = this.#pendingBody;
     this.#pendingBody = undefined;
-    if (pending !== undefined) for (const chunk of pending) this.#writeBody(upstream, chunk);
+    if (pending !== undefined) for (const chunk of pending) writeBodyChunk(upstream.socket, this.#framing === "chunked", chunk);
     if (this.#requestEnded) this.#sendRequestEnd(upstream);
     upstream.socket.uncork();
     this.#client.resumeForBody();
@@ -167,20 +159,13 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
       if (this.#pendingBytes > HELD_BODY_BYTES) this.#client.pauseForBody();
       return;
     }
-    if (!this.#writeBody(upstream, chunk)) this.#client.pauseForBody();
+    if (!writeBodyChunk(upstream.socket, this.#framing === "chunked", chunk)) this.#client.pauseForBody();
   }
 
   onRequestEnd(): void {
     this.#requestEnded = true;
     const upstream = this.#upstream;
     if (!this.#done && upstream !== undefined && upstream.connected && !this.#requestSent) this.#sendRequestEnd(upstream);
-  }
-
-  #writeBody(upstream: UpstreamConnection, chunk: Buffer): boolean {
-    if (this.#framing !== "chunked") return upstream.socket.write(chunk);
-    upstream.write(chunkSizeLine(chunk.length));
-    upstream.socket.write(chunk);
-    return upstream.write(CRLF);
   }
 
   /** The request is all upstream: the response head timeout starts (time spent uploading does not count). */
@@ -207,17 +192,12 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     this.#record.upstreamHead(status);
     if (status >= 500 && this.#context.interceptUpstreamErrors && wantsHtml(this.#request.header("accept"))) {
       this.#interceptedStatus = status;
+      this.#statusRecorded = true;
       return method === "HEAD" ? BODY.skip : BODY.parse;
     }
     const facts = upstreamHeaderFacts(head.headers);
-    // The status (or HEAD) says there is no body, whatever Content-Length says (RFC 9110 §6.4.1, §8.6).
-    if (method === "HEAD" || status === 204 || status === 304) this.#responseFraming = "none";
-    else if (facts.hasContentLength) this.#responseFraming = "length";
-    else if (this.#request.versionMinor >= 1) this.#responseFraming = "chunked";
-    else {
-      this.#responseFraming = "close";
-      client.closeAfterAnswer();
-    }
+    this.#responseFraming = responseFramingFor(method, status, facts.hasContentLength, this.#request.versionMinor);
+    if (this.#responseFraming === "close") client.closeAfterAnswer();
     this.#responseStarted = true;
     this.#upstream?.corkClientUntilReadEnds(client.socket);
     client.write(relayedResponseHead(status, head.statusMessage, head.headers, facts, this.#responseFraming, client.keepAlive));
@@ -272,15 +252,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     if (this.#interceptedStatus !== 0 || this.#done) return; // replaced by our page: drained
     const client = this.#client;
     this.#record.bodySent(chunk.length);
-    let writable: boolean;
-    if (this.#responseFraming === "chunked") {
-      client.write(chunkSizeLine(chunk.length));
-      client.socket.write(chunk);
-      writable = client.write(CRLF);
-    } else {
-      writable = client.socket.write(chunk);
-    }
-    if (!writable) this.#upstream?.pauseReading();
+    if (!writeBodyChunk(client.socket, this.#responseFraming === "chunked", chunk)) this.#upstream?.pauseReading();
   }
 
   onResponseEnd(keepAlive: boolean): void {
@@ -353,9 +325,10 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
       return false;
     }
     // No byte of an answer yet: a 502 of our own (JSON or page), and the connection ends after it.
+    const statusRecorded = recordGrpcFormError(this.#record, this.#request, 502);
     const writer: ResponseWriter = {
       send: (status, headers, body) => {
-        this.#record.responseHead(status);
+        if (!statusRecorded) this.#record.responseHead(status);
         this.#client.sendWhole(this.#request, status, headers, body);
       },
     };
@@ -381,12 +354,12 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
    * before any byte of an answer: the app's idle close racing our reuse, most often.
    */
   #shouldRetry(upstream: UpstreamConnection, code: string): boolean {
-    return this.#canBeSentAgain() && upstream.unanswered && (STALE_SOCKET_CODES.has(code) || code.startsWith("HPE_"));
+    return this.#resendable() && upstream.unanswered && closedUnderUs(code);
   }
 
-  /** Not tried again yet, idempotent, no body, no upgrade: a connection the app closed under it costs a resend, not a 502. */
-  #canBeSentAgain(): boolean {
-    return !this.#retried && this.#framing === "none" && this.#upgrade === undefined && IDEMPOTENT_METHODS.has(this.#request.method);
+  /** Not tried again yet, and safe to send again (retry-policy.ts). */
+  #resendable(): boolean {
+    return !this.#retried && canBeSentAgain(this.#request.method, this.#framing, this.#upgrade !== undefined);
   }
 
   /** A proxy-made error before any byte of the answer was sent, logged at warn. */
@@ -394,16 +367,17 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
     const requestId = this.#record.requestId;
     this.#context.errorLog.proxyError(this.#request, requestId, status, error, reason);
     if (status === 400 || status === 501) {
-      // The client's request cannot be forwarded: no branded page, and the connection is not reused.
-      const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
+      // The client's request cannot be forwarded, and the connection is not reused.
+      const answer = refusalAnswer(status, reason, requestId);
       this.#client.closeAfterAnswer();
-      this.send(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
+      this.send(status, answer.headers, answer.body);
       return;
     }
     this.#finishWithPage(status, requestId);
   }
 
   #finishWithPage(status: number, requestId: string, details?: ErrorDetails): void {
+    if (recordGrpcFormError(this.#record, this.#request, status)) this.#statusRecorded = true;
     this.#context.errors.send(this.#request, this, status, requestId, details);
   }
 
@@ -411,7 +385,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionWaiter, Re
   send(status: number, headers: readonly string[], body: Buffer): void {
     this.#done = true;
     // An intercepted 5xx was counted when the upstream's head came; the page keeps its status.
-    if (this.#interceptedStatus === 0) this.#record.responseHead(status);
+    if (!this.#statusRecorded) this.#record.responseHead(status);
     if (this.#request.method !== "HEAD") this.#record.bodySent(body.length);
     this.#client.sendWhole(this.#request, status, headers, body);
     this.#record.finished(false);

@@ -1,6 +1,7 @@
 // A request the relay answers itself (the health paths): the answer is written whole, a body sent with it is read and dropped.
 import type { ResponseWriter } from "../../http/response-writer.js";
-import type { ClientConnection, Transaction } from "./client-connection.js";
+import type { ClientConnection } from "./client-connection.js";
+import type { Transaction } from "./transaction.js";
 import type { RequestHead } from "./request-head.js";
 
 /** Writes the whole answer to `request` through `writer`. */

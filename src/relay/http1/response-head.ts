@@ -85,12 +85,3 @@ function httpDate(): string {
   }
   return dateText;
 }
-
-/** One chunk of a chunked body: size line, data, CRLF (the data is written separately, untouched). */
-export function chunkSizeLine(length: number): string {
-  return `${length.toString(16)}\r\n`;
-}
-
-/** The last chunk; trailers are not relayed (Trailer is hop-by-hop here). */
-export const LAST_CHUNK = "0\r\n\r\n";
-export const CRLF = "\r\n";

@@ -4,16 +4,19 @@ import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import { parseAbsoluteTarget } from "../../http/request-target.js";
 import type { ResponseWriter } from "../../http/response-writer.js";
-import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
-import type { ClientConnection, Transaction } from "../http1/client-connection.js";
+import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
+import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
+import { LAST_CHUNK, responseFramingFor, writeBodyChunk } from "../http1/body-framing.js";
+import { recordGrpcFormError, refusalAnswer } from "../own-errors.js";
+import type { ClientConnection } from "../http1/client-connection.js";
+import type { Transaction } from "../http1/transaction.js";
 import { clientAddressOf } from "../http1/forwarded-request-head.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestHead } from "../http1/request-head.js";
 import { RequestRecord } from "../request-record.js";
-import { CRLF, LAST_CHUNK, chunkSizeLine, relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
+import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { h1ToH2cHeaders } from "./h2-forward-headers.js";
-import { OVERLOADED } from "./h2-own-answer.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 import { resetStream } from "./http2-module.js";
 
@@ -22,7 +25,7 @@ const NGHTTP2_FLAG_END_STREAM = 0x1;
 const HELD_BODY_BYTES = 64 * 1024;
 
 /** One per request; the connection runs it in pipelining order like any Transaction. */
-export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSessionUser, ResponseWriter {
+export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSessionUser, ResponseWriter {
   readonly #context: RelayContext;
   readonly #pool: H2cPool;
   readonly #client: ClientConnection;
@@ -38,6 +41,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
   #headTimer: NodeJS.Timeout | undefined;
   #framing: ResponseFraming = "none";
   #responseStarted = false;
+  /** A gRPC-form error's status is in the record already: our writer must not count its 200. */
+  #statusRecorded = false;
   #done = false;
 
   constructor(context: RelayContext, pool: H2cPool, client: ClientConnection, request: RequestHead) {
@@ -65,12 +70,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
     const transferEncoding = this.#request.header("transfer-encoding");
     if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== "chunked") return this.#refuse(501, "transfer coding not supported");
     this.#headers = h1ToH2cHeaders(this.#request, target, authority, { clientAddress: clientAddressOf(this.#client.remoteAddress), upstreamHost: this.#context.upstreamHost });
-    const limiter = this.#context.limiter;
-    if (limiter === undefined) return this.admitted(undefined);
-    const admission = limiter.acquire(this);
-    if (admission === "admitted") this.admitted(0);
-    else if (admission === "rejected") this.#overloaded("queue full", 0);
-    else this.#queued = admission;
+    this.#queued = requestAdmission(this.#context, this);
   }
 
   admitted(waitedMs: number | undefined): void {
@@ -81,12 +81,12 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
     this.#queued = undefined;
-    this.#overloaded("queue timeout", waitedMs);
+    this.refuseOverloaded("queue timeout", waitedMs);
   }
 
-  #overloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
-    this.#record.refused(waitedMs);
-    this.#context.errorLog.warn("overloaded", { reason, requestId: this.#record.requestId, method: this.#request.method, url: withoutQuery(this.#request.url), queueMs: waitedMs });
+  refuseOverloaded(reason: OverloadReason, waitedMs: number): void {
+    recordOverloaded(this.#context, this.#record, this.#request, reason, waitedMs);
+    this.#statusRecorded = recordGrpcFormError(this.#record, this.#request, 503);
     this.#context.errors.send(this.#request, this, 503, this.#record.requestId, OVERLOADED);
   }
 
@@ -177,17 +177,11 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
       if (Array.isArray(value)) for (const one of value) flat.push(name, one);
       else if (value !== undefined) flat.push(name, String(value));
     }
-    const method = this.#request.method;
-    if (method === "HEAD" || status === 204 || status === 304) this.#framing = "none";
-    else if (hasContentLength) this.#framing = "length";
-    else if ((flags & NGHTTP2_FLAG_END_STREAM) !== 0) {
-      this.#framing = "length";
-      flat.push("content-length", "0");
-    } else if (this.#request.versionMinor >= 1) this.#framing = "chunked";
-    else {
-      this.#framing = "close";
-      this.#client.closeAfterAnswer();
-    }
+    // An h2 answer that ended with its HEADERS has an empty body: said as a length of 0.
+    const ended = (flags & NGHTTP2_FLAG_END_STREAM) !== 0;
+    this.#framing = responseFramingFor(this.#request.method, status, hasContentLength || ended, this.#request.versionMinor);
+    if (this.#framing === "length" && !hasContentLength) flat.push("content-length", "0");
+    else if (this.#framing === "close") this.#client.closeAfterAnswer();
     this.#responseStarted = true;
     this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: headers.date !== undefined }, this.#framing, this.#client.keepAlive));
   };
@@ -196,13 +190,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
     this.#context.garbage.streamed(chunk.length);
     if (this.#done || this.#framing === "none") return;
     this.#record.bodySent(chunk.length);
-    let writable: boolean;
-    if (this.#framing === "chunked") {
-      this.#client.write(chunkSizeLine(chunk.length));
-      this.#client.socket.write(chunk);
-      writable = this.#client.write(CRLF);
-    } else writable = this.#client.socket.write(chunk);
-    if (!writable) this.#upstream?.pause();
+    if (!writeBodyChunk(this.#client.socket, this.#framing === "chunked", chunk)) this.#upstream?.pause();
   };
 
   readonly #onEnd = (): void => {
@@ -257,21 +245,22 @@ export class H1ToH2cExchange implements Transaction, AdmissionWaiter, H2cSession
   #refuse(status: 400 | 501, reason: string): void {
     const requestId = this.#record.requestId;
     this.#context.errorLog.proxyError(this.#request, requestId, status, new Error(reason), reason);
-    const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
+    const answer = refusalAnswer(status, reason, requestId);
     this.#client.closeAfterAnswer();
-    this.send(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
+    this.send(status, answer.headers, answer.body);
   }
 
   #fail(status: number, error: Error, reason: string): void {
     clearTimeout(this.#headTimer);
     this.#context.errorLog.proxyError(this.#request, this.#record.requestId, status, error, reason);
+    this.#statusRecorded = recordGrpcFormError(this.#record, this.#request, status);
     this.#context.errors.send(this.#request, this, status, this.#record.requestId);
   }
 
   /** A whole answer of our own, which finishes the exchange. */
   send(status: number, headers: readonly string[], body: Buffer): void {
     this.#done = true;
-    this.#record.responseHead(status);
+    if (!this.#statusRecorded) this.#record.responseHead(status);
     if (this.#request.method !== "HEAD") this.#record.bodySent(body.length);
     this.#client.sendWhole(this.#request, status, headers, body);
     this.#record.finished(false);

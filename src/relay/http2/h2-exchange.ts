@@ -1,13 +1,14 @@
 // One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
-import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
+import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
+import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
 import { clientAddressOf } from "../http1/forwarded-request-head.js";
 import type { RelayContext } from "../relay-context.js";
 import { RequestRecord } from "../request-record.js";
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { upstreamH2Headers } from "./h2-forward-headers.js";
-import { OVERLOADED, answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
+import { answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { relayedH2Headers } from "./h2-response-headers.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
@@ -22,7 +23,7 @@ export interface H2ExchangeParts {
 const NGHTTP2_FLAG_END_STREAM = 0x1;
 
 /** One per stream; listeners are its own methods, bound once. */
-export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
+export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   readonly #parts: H2ExchangeParts;
   readonly #client: ServerHttp2Stream;
   readonly #request: H2Request;
@@ -68,12 +69,7 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
   }
 
   start(): void {
-    const limiter = this.#parts.context.limiter;
-    if (limiter === undefined) return this.admitted(undefined);
-    const admission = limiter.acquire(this);
-    if (admission === "admitted") this.admitted(0);
-    else if (admission === "rejected") this.#refuseOverloaded("queue full", 0);
-    else this.#queued = admission;
+    this.#queued = requestAdmission(this.#parts.context, this);
   }
 
   admitted(waitedMs: number | undefined): void {
@@ -84,12 +80,11 @@ export class H2Exchange implements AdmissionWaiter, H2cSessionUser {
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
     this.#queued = undefined;
-    this.#refuseOverloaded("queue timeout", waitedMs);
+    this.refuseOverloaded("queue timeout", waitedMs);
   }
 
-  #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
-    this.#record.refused(waitedMs);
-    this.#parts.context.errorLog.warn("overloaded", { reason, requestId: this.#record.requestId, method: this.#request.method, url: this.#request.url.split("?", 1)[0], queueMs: waitedMs });
+  refuseOverloaded(reason: OverloadReason, waitedMs: number): void {
+    recordOverloaded(this.#parts.context, this.#record, this.#request, reason, waitedMs);
     this.#failBeforeHead(503, new Error("overloaded"), "overloaded", true);
   }
 

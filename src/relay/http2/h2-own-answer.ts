@@ -1,13 +1,12 @@
 // A proxy-made answer on an h2 stream (refusals, 502/503/504): logged, recorded, and written as the envelope or page of §6, or in gRPC's form for a gRPC call.
 import type { ServerHttp2Stream } from "node:http2";
 import { errorMessageFor, type ErrorDetails } from "../../http/error-response.js";
+import { OVERLOADED } from "../admission.js";
+import { refusalAnswer } from "../own-errors.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestRecord } from "../request-record.js";
 import { sendGrpcError } from "./grpc-error.js";
 import { streamWriter, type H2Request } from "./h2-request.js";
-
-/** CONTRACT §10: the limiter's 503 says why and when to come back. */
-export const OVERLOADED: ErrorDetails = { message: "overloaded", headers: ["retry-after", "1"] };
 
 /**
  * Answers `status` for a request that reached no app (or whose app failed before its head).
@@ -24,8 +23,8 @@ export function answerOwnError(context: RelayContext, stream: ServerHttp2Stream,
   }
   const writer = streamWriter(stream, request, (_status, bytes) => record.bodySent(bytes));
   if (status === 400 || status === 501) {
-    const body = Buffer.from(JSON.stringify({ error: { code: status, message: reason, requestId } }));
-    writer.send(status, ["content-type", "application/json", "content-length", String(body.length), "cache-control", "no-store", "x-request-id", requestId], body);
+    const answer = refusalAnswer(status, reason, requestId);
+    writer.send(status, answer.headers, answer.body);
     return;
   }
   context.errors.send(request, writer, status, requestId, details);

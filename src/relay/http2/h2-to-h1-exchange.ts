@@ -2,21 +2,22 @@
 import type { Socket } from "node:net";
 import type { ServerHttp2Stream } from "node:http2";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
-import type { AdmissionWaiter, QueuedRequest } from "../../overload/concurrency-limiter.js";
+import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
+import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
+import { LAST_CHUNK, writeBodyChunk } from "../http1/body-framing.js";
 import { clientAddressOf, type RequestBodyFraming } from "../http1/forwarded-request-head.js";
 import { BODY, type BodyDirective, type ParsedHead } from "../http1/llhttp-binding.js";
 import type { RelayContext } from "../relay-context.js";
 import { RequestRecord } from "../request-record.js";
-import { CRLF, LAST_CHUNK, chunkSizeLine } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "../http1/upstream-connection.js";
 import { http1RequestHead } from "./h2-forward-headers.js";
-import { OVERLOADED, answerOwnError } from "./h2-own-answer.js";
+import { answerOwnError } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { h1ToH2Headers } from "./h2-response-headers.js";
 import { http2, resetStream } from "./http2-module.js";
 
 /** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
-export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
+export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
   readonly #context: RelayContext;
   readonly #client: ServerHttp2Stream;
   readonly #request: H2Request;
@@ -51,12 +52,7 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
   }
 
   start(): void {
-    const limiter = this.#context.limiter;
-    if (limiter === undefined) return this.admitted(undefined);
-    const admission = limiter.acquire(this);
-    if (admission === "admitted") this.admitted(0);
-    else if (admission === "rejected") this.#refuseOverloaded("queue full", 0);
-    else this.#queued = admission;
+    this.#queued = requestAdmission(this.#context, this);
   }
 
   admitted(waitedMs: number | undefined): void {
@@ -71,12 +67,11 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
     this.#queued = undefined;
-    this.#refuseOverloaded("queue timeout", waitedMs);
+    this.refuseOverloaded("queue timeout", waitedMs);
   }
 
-  #refuseOverloaded(reason: "queue full" | "queue timeout", waitedMs: number): void {
-    this.#record.refused(waitedMs);
-    this.#context.errorLog.warn("overloaded", { reason, requestId: this.#record.requestId, method: this.#request.method, url: this.#request.url.split("?", 1)[0], queueMs: waitedMs });
+  refuseOverloaded(reason: OverloadReason, waitedMs: number): void {
+    recordOverloaded(this.#context, this.#record, this.#request, reason, waitedMs);
     this.#failBeforeHead(503, new Error("overloaded"), "overloaded", true);
   }
 
@@ -90,17 +85,10 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
     upstream.write(this.#headText);
     const preRead = this.#preRead;
     this.#preRead = undefined;
-    if (preRead !== undefined && preRead.length > 0) this.#writeBody(upstream, preRead);
+    if (preRead !== undefined && preRead.length > 0) writeBodyChunk(upstream.socket, this.#framing === "chunked", preRead);
     if (this.#clientEnded) this.#sendRequestEnd(upstream);
     upstream.socket.uncork();
     if (!this.#clientEnded) this.#client.resume();
-  }
-
-  #writeBody(upstream: UpstreamConnection, chunk: Buffer): boolean {
-    if (this.#framing !== "chunked") return upstream.socket.write(chunk);
-    upstream.write(chunkSizeLine(chunk.length));
-    upstream.socket.write(chunk);
-    return upstream.write(CRLF);
   }
 
   #sendRequestEnd(upstream: UpstreamConnection): void {
@@ -113,7 +101,7 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
     this.#context.garbage.streamed(chunk.length);
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
-    if (!this.#writeBody(upstream, chunk)) this.#client.pause();
+    if (!writeBodyChunk(upstream.socket, this.#framing === "chunked", chunk)) this.#client.pause();
   };
 
   readonly #onClientEnd = (): void => {
