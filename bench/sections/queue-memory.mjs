@@ -80,7 +80,9 @@ async function burst({ start, mode, clients, afterSeconds, app }) {
       after.push({ at, ...memorySplit(pid) });
     }
     const afterReport = await proxy.read?.();
-    return { warm, settled, peakMb, after, checks, reports: proxy.read && { warm: warmReport.memory, peak: peakReport.memory, after: afterReport.memory } };
+    // GCs between the peak's reading and the last one: the collection after the burst, if any, is among them.
+    const afterGc = afterReport && { count: afterReport.gcEvents.length, ms: afterReport.gcEvents.reduce((sum, [, durationMs]) => sum + durationMs, 0), longestMs: Math.max(0, ...afterReport.gcEvents.map(([, durationMs]) => durationMs)) };
+    return { warm, settled, peakMb, after, checks, afterGc, reports: proxy.read && { warm: warmReport.memory, peak: peakReport.memory, after: afterReport.memory } };
   } finally {
     await stop(proxy.child);
     app.reset();
@@ -149,7 +151,8 @@ function render(results, clients, rounds) {
       const pick = (field) => median(runs.map((run) => run.reports[stage][field])) / MB;
       return `${pick("heapCommitted").toFixed(1)} / ${pick("heapUsed").toFixed(1)} / ${pick("external").toFixed(1)} / ${pick("v8Malloced").toFixed(1)}`;
     };
-    return [key.split("\t")[0], cell("warm"), cell("peak"), cell("after")];
+    const gc = (pick) => median(runs.map((run) => pick(run.afterGc)));
+    return [key.split("\t")[0], cell("warm"), cell("peak"), cell("after"), `${gc((entry) => entry.count)} GCs, ${gc((entry) => entry.ms).toFixed(1)} ms (longest ${gc((entry) => entry.longestMs).toFixed(1)})`];
   });
   const checks = [...results].flatMap(([key, runs]) => runs.map((run) => ({ key, ...run.checks })));
   const wrong = checks.filter(({ key, open, errors, answered, held, quiet }) => open !== clients || errors > 0 || answered > 0 || !quiet || (key.endsWith("queued") ? held !== 4 : held !== 0));
@@ -163,7 +166,12 @@ function render(results, clients, rounds) {
     "",
     table(["target", "warm", "peak (all read)", `after ${lastAt} s`], split),
     ...(reported.length
-      ? ["", "What the runtime reports (the preload, SIGUSR2; no GC forced), queued runs, MB: V8 heap committed / used / external / V8's own malloc.", "", table(["target", "warm", "peak (all read)", `after ${lastAt} s`], reported)]
+      ? [
+          "",
+          "What the runtime reports (the preload, SIGUSR2; no GC forced), queued runs, MB: V8 heap committed / used / external / V8's own malloc; and the GC pauses (a PerformanceObserver's) from the peak's reading to the last.",
+          "",
+          table(["target", "warm", "peak (all read)", `after ${lastAt} s`, "GC after the peak"], reported),
+        ]
       : []),
     ...(wrong.length ? ["", `Runs off the scenario (connections open, failed, answered early, held by the app, quiet): ${wrong.map((check) => JSON.stringify(check)).join("; ")}.`] : []),
   ].join("\n");
