@@ -7,8 +7,10 @@ import type { ParserPool } from "./parser-pool.js";
 import { PAUSED_FOR_BODY, PAUSED_FOR_CLIENT, PAUSED_FOR_ERROR, PAUSED_FOR_PIPELINE, PAUSED_FOR_UPGRADE, type ReadGate } from "./read-gate.js";
 import { RequestReader } from "./request-reader.js";
 import { RequestHead } from "./request-head.js";
+import { RequestPipeline } from "./request-pipeline.js";
 import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
+import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer } from "./connection-refusals.js";
 import { ownResponseHead } from "./response-head.js";
 
 /** What the connection asks of the server that accepted it. */
@@ -32,16 +34,6 @@ export interface ConnectionHost {
 /** The 24-byte preface (RFC 9113 §3.4), which llhttp reads as `PRI * HTTP/2.0` and stops after. */
 const H2_PREFACE_LENGTH = 24;
 
-/** llhttp's errors that are not a plain 400, with node:http's answers. */
-const ERROR_STATUS: Readonly<Record<string, number>> = {
-  HPE_HEADER_OVERFLOW: 431,
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
-};
-
-/** The answer to a request whose head a defect of ours cut short (no request id: it was never parsed). */
-const INTERNAL_ERROR_BODY = JSON.stringify({ error: { code: 502, message: "upstream unavailable" } });
-const INTERNAL_ERROR_HEADERS = ["content-type", "application/json", "content-length", String(INTERNAL_ERROR_BODY.length), "cache-control", "no-store"];
-
 /**
  * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
  * way). Requests after the one being answered (pipelining) wait, parsed, in order; reading stops
@@ -53,19 +45,11 @@ export class ClientConnection {
   readonly #host: ConnectionHost;
   /** Its parser, lent while there is something to parse (see parkParser). */
   readonly #reader: RequestReader;
-  /** The transaction whose request body is being parsed. */
-  #parsing: Transaction | undefined;
-  /** The transaction being answered, and whether its request and response have ended. */
-  #active: Transaction | undefined;
-  #activeRequestEnded = false;
-  #activeResponseEnded = false;
-  /** Parsed, waiting for the active one to finish; `ended`: their request has been read whole. */
-  readonly #waiting: { transaction: Transaction; keepAlive: boolean; ended: boolean }[] = [];
-  /** The active request allows another on this connection (its own Connection header and version). */
-  #activeKeepAlive = true;
+  /** Its requests in order: the one being answered and those parsed behind it. */
+  readonly #requests = new RequestPipeline();
+  readonly #reading: ReadGate;
   /** The last request parsed allows another: llhttp refuses what follows one that does not, so its parser is kept. */
   #lastKeepAlive = true;
-  readonly #reading: ReadGate;
   /** After the active answer: close instead of reading on (Connection: close, HTTP/1.0, an error, draining). */
   #closeAfter = false;
   /** A parse error to answer once the requests before it have been answered. */
@@ -100,7 +84,7 @@ export class ClientConnection {
       onHead: (head: ParsedHead) => this.#onHead(head),
       onBody: (chunk: Buffer) => {
         faultAt("body chunk");
-        this.#parsing?.onRequestBody(chunk);
+        this.#requests.parsing?.onRequestBody(chunk);
       },
       onMessageComplete: () => this.#onMessageComplete(),
       onFault: (error: unknown) => this.fault(error),
@@ -142,18 +126,13 @@ export class ClientConnection {
     this.#reading.pause(PAUSED_FOR_ERROR);
     const requestBegun = this.headStartedAt > 0;
     this.headStartedAt = 0;
-    const active = this.#active;
-    const parsing = this.#parsing;
-    this.#active = undefined;
-    this.#parsing = undefined;
-    const others = this.#waiting.splice(0).map((entry) => entry.transaction);
-    if (parsing !== undefined && parsing !== active && !others.includes(parsing)) others.push(parsing);
+    const { active, others } = this.#requests.takeAll();
     if (active !== undefined) this.#closeAfter = true;
     let answered = abandonAll(active, others);
     // A fault while a request was being read, before it had a transaction (its head): a 502
     // of our own answers it. With nothing begun, the client is owed nothing and gets the close.
     if (!answered && active === undefined && requestBegun && !this.socket.destroyed) {
-      this.socket.write(ownResponseHead(502, INTERNAL_ERROR_HEADERS, false) + INTERNAL_ERROR_BODY, "latin1");
+      this.socket.write(internalErrorAnswer(), "latin1");
       answered = true;
     }
     if (answered && !this.socket.destroyed) this.socket.destroySoon();
@@ -162,17 +141,17 @@ export class ClientConnection {
 
   /** Nothing in progress: no answer owed and no request begun. */
   get idle(): boolean {
-    return this.#active === undefined && this.headStartedAt === 0 && !this.#detached;
+    return this.#requests.active === undefined && this.headStartedAt === 0 && !this.#detached;
   }
 
   /** Our end was written and nothing is being answered: only the client's close is awaited. */
   get closing(): boolean {
-    return this.#ending && this.#active === undefined;
+    return this.#ending && this.#requests.active === undefined;
   }
 
   /** Whether the answer now being written may keep the connection open afterwards. */
   get keepAlive(): boolean {
-    return this.#activeKeepAlive && !this.#closeAfter && !this.#host.draining;
+    return this.#requests.activeKeepAlive && !this.#closeAfter && !this.#host.draining;
   }
 
   write(data: string | Buffer): boolean {
@@ -227,9 +206,7 @@ export class ClientConnection {
 
   /** The transaction's response is complete; the next request is served once its own request has been read. */
   responseEnded(transaction: Transaction): void {
-    if (transaction !== this.#active) return;
-    this.#activeResponseEnded = true;
-    this.#advance();
+    if (this.#requests.responseEnded(transaction)) this.#advance();
   }
 
   /**
@@ -248,7 +225,7 @@ export class ClientConnection {
   }
 
   get #betweenMessages(): boolean {
-    return this.#parsing === undefined && this.headStartedAt === 0 && this.#lastKeepAlive && this.#upgradeRest === undefined && this.#pendingError === undefined && !this.#closeAfter && !this.#ending && !this.#detached && !this.#faulted;
+    return this.#requests.parsing === undefined && this.headStartedAt === 0 && this.#lastKeepAlive && this.#upgradeRest === undefined && this.#pendingError === undefined && !this.#closeAfter && !this.#ending && !this.#detached && !this.#faulted;
   }
 
   /** The socket is the tunnel's now: no more parsing; the bytes read after the upgrade head are handed over. */
@@ -276,7 +253,7 @@ export class ClientConnection {
 
   /** A client that half-closes while an answer is owed is gone, as node:http treats it; an idle one gets our end once what was written is out. */
   #onEnd(): void {
-    if (this.#active === undefined && this.#waiting.length === 0) this.socket.end();
+    if (this.#requests.active === undefined && this.#requests.waiting === 0) this.socket.end();
     else this.socket.destroy();
   }
 
@@ -293,7 +270,7 @@ export class ClientConnection {
     // Heads parsed in this read start only now: a request whose bytes end in a parse error
     // within the same read never reaches the app.
     this.#startNext();
-    if (this.#waiting.length > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
+    if (this.#requests.waiting > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
   }
 
   /** Prior knowledge: the preface was the connection's very first bytes; then the socket goes to the h2 side. */
@@ -314,9 +291,8 @@ export class ClientConnection {
     this.headStartedAt = 0;
     const request = new RequestHead(head);
     const transaction = this.#host.transactionFor(request, this);
-    this.#parsing = transaction;
+    this.#requests.parsed(transaction, request.keepAlive);
     this.#lastKeepAlive = request.keepAlive;
-    this.#waiting.push({ transaction, keepAlive: request.keepAlive, ended: false });
     if (request.upgrade) {
       this.#upgradeRest = [];
       this.#reading.pause(PAUSED_FOR_UPGRADE);
@@ -325,33 +301,21 @@ export class ClientConnection {
   }
 
   #onMessageComplete(): void {
-    const transaction = this.#parsing;
-    this.#parsing = undefined;
+    const transaction = this.#requests.takeParsing();
     if (transaction === undefined) return;
     transaction.onRequestEnd();
-    if (transaction === this.#active) {
-      this.#activeRequestEnded = true;
-      this.#advance();
-      return;
-    }
-    const waiting = this.#waiting.find((entry) => entry.transaction === transaction);
-    if (waiting) waiting.ended = true;
+    if (this.#requests.requestEnded(transaction)) this.#advance();
   }
 
   #onParseError(error: ParseError): void {
     // The request being read is cut: if it was already forwarded, its exchange fails with it.
-    const broken = this.#parsing;
-    this.#parsing = undefined;
+    const broken = this.#requests.takeParsing();
     // Nothing after a parse error is read: the connection ends with its answer.
     this.#reading.pause(PAUSED_FOR_ERROR);
-    if (broken !== undefined) {
-      const at = this.#waiting.findIndex((entry) => entry.transaction === broken);
-      if (at >= 0) this.#waiting.splice(at, 1);
-      else if (broken === this.#active) {
-        broken.onClientGone();
-        this.socket.destroy();
-        return;
-      }
+    if (broken !== undefined && !this.#requests.drop(broken) && broken === this.#requests.active) {
+      broken.onClientGone();
+      this.socket.destroy();
+      return;
     }
     this.#pendingError = error;
     this.#advance();
@@ -362,24 +326,20 @@ export class ClientConnection {
     this.#starting = true;
     try {
       // An answer that ended the connection ends it for everything pipelined behind it too.
-      while (this.#active === undefined && !this.#ending) {
+      while (this.#requests.active === undefined && !this.#ending) {
         // A client that pipelines without reading gets no more answers until it reads: what
         // is written for it stays within the socket's high-water mark, not its whole pipeline.
         if (this.socket.writableNeedDrain) {
           this.#reading.pause(PAUSED_FOR_CLIENT);
           return;
         }
-        const next = this.#waiting.shift();
+        const next = this.#requests.next();
         if (next === undefined) {
           if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
           return;
         }
-        this.#active = next.transaction;
-        this.#activeKeepAlive = next.keepAlive;
-        this.#activeRequestEnded = next.ended;
-        this.#activeResponseEnded = false;
-        if (this.#waiting.length === 0) this.#reading.resume(PAUSED_FOR_PIPELINE);
-        next.transaction.start();
+        if (this.#requests.waiting === 0) this.#reading.resume(PAUSED_FOR_PIPELINE);
+        next.start();
       }
     } finally {
       this.#starting = false;
@@ -388,14 +348,15 @@ export class ClientConnection {
 
   /** The client read what was written: the active answer streams on, or the pipeline moves on. */
   #onDrain(): void {
-    if (this.#active !== undefined) {
-      this.#active.onClientDrain();
+    const active = this.#requests.active;
+    if (active !== undefined) {
+      active.onClientDrain();
       return;
     }
     if (!this.#reading.has(PAUSED_FOR_CLIENT)) return;
     this.#reading.resume(PAUSED_FOR_CLIENT);
     this.#startNext();
-    if (this.#waiting.length > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
+    if (this.#requests.waiting > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
   }
 
   /** Moves on once the active transaction's request and response have both ended. */
@@ -403,15 +364,15 @@ export class ClientConnection {
     // Draining: the answer said `Connection: close`, so pipelined requests behind it are not
     // served, nor is a parse error behind them answered. Otherwise the requests before a parse
     // error are served, then its answer ends the connection.
-    const closing = this.#closeAfter || !this.#activeKeepAlive || this.#host.draining;
-    if (this.#active !== undefined && !(this.#activeRequestEnded && this.#activeResponseEnded)) {
+    const closing = this.#closeAfter || !this.#requests.activeKeepAlive || this.#host.draining;
+    if (!this.#requests.activeFinished) {
       // Answered before its body ended (a refusal, an early 413): a connection that closes anyway
       // gets our end now, as node:http does, not after a body that may never come; what still
       // arrives is read and dropped until the client closes (closing with it unread would reset).
-      if (closing && this.#activeResponseEnded) this.#end();
+      if (closing && this.#requests.activeAnswered) this.#end();
       return;
     }
-    this.#active = undefined;
+    this.#requests.finishActive();
     if (closing) {
       this.#end();
       return;
@@ -430,13 +391,7 @@ export class ClientConnection {
   /** node:http's answers to what its parser refused: 400, 431 for a head too large, 413 for chunk extensions. */
   #answerParseError(error: ParseError): void {
     this.#pendingError = undefined;
-    this.headStartedAt = 0;
-    this.#ending = true;
-    this.idleSince = this.#host.now;
-    const status = ERROR_STATUS[error.code] ?? 400;
-    if (this.socket.destroyed) return;
-    this.socket.end(ownResponseHead(status, ["content-length", "0"], false), "latin1");
-    this.#discardInput();
+    if (this.#endWith(parseErrorAnswer(error.code))) this.#discardInput();
   }
 
   /**
@@ -453,23 +408,30 @@ export class ClientConnection {
   /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */
   timeOutHead(): void {
     this.headStartedAt = 0;
-    if (this.#active !== undefined) {
+    if (this.#requests.active !== undefined) {
       this.socket.destroy();
       return;
     }
+    this.#endWith(headTimeoutAnswer());
+  }
+
+  /** Our last answer, then our end: nothing more is started or read for the parser. False when the socket is gone already. */
+  #endWith(answer: string): boolean {
+    this.headStartedAt = 0;
     this.#ending = true;
     this.idleSince = this.#host.now;
-    this.socket.end(ownResponseHead(408, ["content-length", "0"], false), "latin1");
+    if (this.socket.destroyed) return false;
+    this.socket.end(answer, "latin1");
+    return true;
   }
 
   #onClose(): void {
     // First, so that a fault below still leaves nothing of this connection behind.
     this.#host.forget(this);
     this.#reader.close();
-    const active = this.#active;
-    this.#active = undefined;
+    const { active, others } = this.#requests.takeAll();
     active?.onClientGone();
-    for (const entry of this.#waiting.splice(0)) entry.transaction.onClientGone();
+    for (const transaction of others) transaction.onClientGone();
   }
 }
 

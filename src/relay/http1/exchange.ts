@@ -315,12 +315,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
 
   abandon(): boolean {
     if (this.#done) return false;
-    this.#done = true;
-    if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
-    this.#queued = undefined;
-    const upstream = this.#upstream;
-    this.#upstream = undefined;
-    upstream?.destroy();
+    this.#release();
     if (this.#responseStarted || this.#client.socket.destroyed) {
       // Part of the answer went out: only a cut can say it is not all.
       this.#record.finished(false);
@@ -341,14 +336,19 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
 
   onClientGone(): void {
     if (this.#done) return;
+    this.#release();
+    this.#record.finished(true);
+    this.#context.log.debug({ method: this.#request.method, url: withoutQuery(this.#request.url) }, "client went away");
+  }
+
+  /** Ended from outside (the client gone, a fault): it leaves the queue, or its upstream connection is dropped mid-exchange. */
+  #release(): void {
     this.#done = true;
     if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
     this.#queued = undefined;
     const upstream = this.#upstream;
     this.#upstream = undefined;
     upstream?.destroy();
-    this.#record.finished(true);
-    this.#context.log.debug({ method: this.#request.method, url: withoutQuery(this.#request.url) }, "client went away");
   }
 
   /**

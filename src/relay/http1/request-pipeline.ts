@@ -1,0 +1,120 @@
+// The order of one HTTP/1.1 connection's requests (pipelining, RFC 9112 §9.3): the one being answered, those parsed behind it, and whether each one's request and answer have ended.
+import type { Transaction } from "./transaction.js";
+
+interface Waiting {
+  readonly transaction: Transaction;
+  readonly keepAlive: boolean;
+  /** Its request has been read whole. */
+  ended: boolean;
+}
+
+/**
+ * State only, one per connection: the connection decides when to start, end or close, and this
+ * keeps who is next. Answers go out in request order, so only one transaction is active; the
+ * others wait parsed (the connection stops reading while any do, so they are at most one read's).
+ */
+export class RequestPipeline {
+  #active: Transaction | undefined;
+  #activeKeepAlive = true;
+  #activeRequestEnded = false;
+  #activeResponseEnded = false;
+  /** The transaction whose request body is being parsed: the newest in line. */
+  #parsing: Transaction | undefined;
+  readonly #waiting: Waiting[] = [];
+
+  /** The transaction being answered. */
+  get active(): Transaction | undefined {
+    return this.#active;
+  }
+
+  /** The active request allows another on this connection (its own Connection header and version). */
+  get activeKeepAlive(): boolean {
+    return this.#activeKeepAlive;
+  }
+
+  /** The active transaction's answer has ended (its request body may not have). */
+  get activeAnswered(): boolean {
+    return this.#activeResponseEnded;
+  }
+
+  /** No transaction is active, or the active one's request and answer have both ended. */
+  get activeFinished(): boolean {
+    return this.#active === undefined || (this.#activeRequestEnded && this.#activeResponseEnded);
+  }
+
+  /** The transaction whose request body is being parsed. */
+  get parsing(): Transaction | undefined {
+    return this.#parsing;
+  }
+
+  /** How many wait parsed behind the active one. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** A head was parsed: its transaction joins the line, and its body is what is parsed from now. */
+  parsed(transaction: Transaction, keepAlive: boolean): void {
+    this.#parsing = transaction;
+    this.#waiting.push({ transaction, keepAlive, ended: false });
+  }
+
+  /** The transaction whose body was being parsed, no longer so (its request ended, or a parse error cut it). */
+  takeParsing(): Transaction | undefined {
+    const transaction = this.#parsing;
+    this.#parsing = undefined;
+    return transaction;
+  }
+
+  /** Its request was read whole. True when it is the active one: the connection may move on. */
+  requestEnded(transaction: Transaction): boolean {
+    if (transaction === this.#active) {
+      this.#activeRequestEnded = true;
+      return true;
+    }
+    const waiting = this.#waiting.find((entry) => entry.transaction === transaction);
+    if (waiting) waiting.ended = true;
+    return false;
+  }
+
+  /** Its answer ended. True when it is the active one (an answer of one that left the line changes nothing). */
+  responseEnded(transaction: Transaction): boolean {
+    if (transaction !== this.#active) return false;
+    this.#activeResponseEnded = true;
+    return true;
+  }
+
+  /** Leaves the line if it waits there (a request a parse error cut before its turn); true if it did. */
+  drop(transaction: Transaction): boolean {
+    const at = this.#waiting.findIndex((entry) => entry.transaction === transaction);
+    if (at < 0) return false;
+    this.#waiting.splice(at, 1);
+    return true;
+  }
+
+  /** Done with the active transaction: none is active until `next`. */
+  finishActive(): void {
+    this.#active = undefined;
+  }
+
+  /** The first in line becomes the active one; undefined when none waits. */
+  next(): Transaction | undefined {
+    const next = this.#waiting.shift();
+    if (next === undefined) return undefined;
+    this.#active = next.transaction;
+    this.#activeKeepAlive = next.keepAlive;
+    this.#activeRequestEnded = next.ended;
+    this.#activeResponseEnded = false;
+    return next.transaction;
+  }
+
+  /** Empties the line for a close or a fault: the active transaction, and every other one it held. */
+  takeAll(): { active: Transaction | undefined; others: Transaction[] } {
+    const active = this.#active;
+    const parsing = this.#parsing;
+    this.#active = undefined;
+    this.#parsing = undefined;
+    const others = this.#waiting.splice(0).map((entry) => entry.transaction);
+    if (parsing !== undefined && parsing !== active && !others.includes(parsing)) others.push(parsing);
+    return { active, others };
+  }
+}
