@@ -12,7 +12,7 @@ import { GRPC_CONCURRENCY, grpc } from "./sections/grpc.mjs";
 import { H2_CLIENTS, H2_STREAMS, h2c } from "./sections/h2c.mjs";
 import { oneConnection } from "./sections/one-connection.mjs";
 import { proxyOverhead, startProxyLineup } from "./sections/proxy-overhead.mjs";
-import { QUEUED_REQUESTS, queueMemory } from "./sections/queue-memory.mjs";
+import { CLIENTS, queueMemory } from "./sections/queue-memory.mjs";
 import { readyzCrowd } from "./sections/readyz-crowd.mjs";
 import { scanCost } from "./sections/scan-cost.mjs";
 import { startup } from "./sections/startup.mjs";
@@ -78,7 +78,8 @@ await section("streaming", `2. Streaming: SSE, 100 events 10 ms apart, ${rounds}
 await section("readyz", `3. /readyz under a crowd: 256 keep-alive callers, ${seconds} s a run, ${rounds} rounds rotated`, () => readyzCrowd(context));
 await section("scan", "4. Scan cost against table size", () => scanCost(context));
 await section("startup", "5. Start-up and footprint", () => startup({ ...context, runs: 10, rssAfterRunMb: overhead?.rssAfterRunMb }));
-await section("queue", `6. Memory of ${QUEUED_REQUESTS.toLocaleString("en")} queued requests: --max-concurrency 1, an app that never answers`, () => queueMemory(context));
+// One round: memory figures move little between runs, and each run waits 30 s after its burst.
+await section("queue", `6. Memory per waiting client and after a burst: ${CLIENTS.toLocaleString("en")} clients, --max-concurrency 4 --max-queue 10000, a slow app`, () => queueMemory({ ...context, rounds: 1 }));
 await section("accesslog", `7. Access log cost: the 100-byte file with and without --access-log, 25 keep-alive connections each, all at once, ${seconds} s a run, ${rounds} rounds`, () => accessLogCost(context));
 await section("h2", `7. h2c in and out: h2load -c${H2_CLIENTS} -m${H2_STREAMS}, 100-byte file from an h2c nginx, ${seconds} s a run, ${rounds} rounds rotated`, () => h2c(context));
 await section("grpc", `8. gRPC unary calls: grpc-go, ${GRPC_CONCURRENCY} in flight on one channel, to a Go gRPC server, ${seconds} s a run, ${rounds} rounds rotated`, () => grpc(context));

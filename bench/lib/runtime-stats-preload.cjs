@@ -1,7 +1,7 @@
-// Bench-only preload (`node --require`) for the daemon's bundle: heap allocation, GC pauses and, with BENCH_EVENT_LOOP_DELAY=1, an event-loop delay histogram, written to BENCH_STATS_FILE on each SIGUSR2.
+// Bench-only preload (`node --require`) for the daemon's bundle: heap allocation, GC pauses, the memory the runtime reports and, with BENCH_EVENT_LOOP_DELAY=1, an event-loop delay histogram, written to BENCH_STATS_FILE on each SIGUSR2.
 "use strict";
 const { writeFileSync } = require("node:fs");
-const { GCProfiler, getHeapStatistics } = require("node:v8");
+const { GCProfiler, getHeapSpaceStatistics, getHeapStatistics } = require("node:v8");
 const { PerformanceObserver, monitorEventLoopDelay, performance } = require("node:perf_hooks");
 
 const file = process.env.BENCH_STATS_FILE;
@@ -44,6 +44,21 @@ new PerformanceObserver((list) => {
 const delay = process.env.BENCH_EVENT_LOOP_DELAY === "1" ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
 delay?.enable();
 
+/**
+ * What the runtime itself reports, in bytes: V8's heap (committed and used, by space), memory
+ * outside it that V8 is told of (external, of which ArrayBuffers), and V8's own malloc. Read as
+ * is, no GC forced: the point is what the process holds, garbage included.
+ */
+function memory() {
+  const usage = process.memoryUsage();
+  const heap = getHeapStatistics();
+  const spaces = {};
+  for (const space of getHeapSpaceStatistics()) {
+    if (space.space_size > 0) spaces[space.space_name] = { committed: space.physical_space_size, used: space.space_used_size };
+  }
+  return { heapCommitted: heap.total_physical_size, heapUsed: usage.heapUsed, external: usage.external, arrayBuffers: usage.arrayBuffers, v8Malloced: heap.malloced_memory, spaces };
+}
+
 let sequence = 0;
 process.on("SIGUSR2", () => {
   absorb();
@@ -53,6 +68,7 @@ process.on("SIGUSR2", () => {
     allocatedBytes: allocated + Math.max(0, now - usedAfterLastGc),
     pauses,
     gcEvents: gcEvents.splice(0),
+    memory: memory(),
     eventLoopDelay: delay && {
       count: delay.count,
       minUs: delay.min / 1000,

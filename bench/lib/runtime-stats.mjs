@@ -13,7 +13,8 @@ export function seaExecArgv(root) {
  * `runtime <sea execArgv> <extraFlags> --require preload <bundle> <args>` (bundle: this checkout's
  * dist/readiness-proxy.cjs unless given), listening on `port`.
  * Resolves to `{ child, read() }`; read() resolves to the preload's next snapshot (cumulative
- * `allocatedBytes`, `pauses` by GC type, `gcEvents` since the last read, `eventLoopDelay`).
+ * `allocatedBytes`, `pauses` by GC type, `gcEvents` since the last read, `eventLoopDelay`, and
+ * `memory`: V8's heap committed and used, by space, external, ArrayBuffers, V8's malloc).
  */
 export async function startInstrumentedBundle({ runtime, root, here, port, args, eventLoopDelay = false, stdout, extraFlags = [], bundle = join(root, "dist/readiness-proxy.cjs") }) {
   if (!existsSync(bundle)) throw new Error(`no bundle at ${bundle}: make build`);

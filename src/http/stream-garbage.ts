@@ -2,8 +2,14 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-/** V8's gc() function. */
-export type CollectGarbage = (options: { type: "minor" }) => void;
+/**
+ * V8's gc() function, with the options this relay uses: a minor collection, or the "last
+ * resort" major one that also gives emptied pages back (V8's CollectAllAvailableGarbage).
+ */
+export type CollectGarbage = (options: { type: "minor" } | { type: "major"; flavor: "last-resort" }) => void;
+
+/** Obtained once for the process: each obtaining makes a context, which the function keeps alive. */
+let obtained: CollectGarbage | undefined;
 
 /** How many body bytes, either direction, between two requested collections. */
 export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
@@ -19,8 +25,10 @@ export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 export function exposeGc(): CollectGarbage {
   const exposed = (globalThis as { gc?: CollectGarbage }).gc;
   if (exposed !== undefined) return exposed;
+  if (obtained !== undefined) return obtained;
   setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as CollectGarbage;
+  obtained = runInNewContext("gc") as CollectGarbage;
+  return obtained;
 }
 
 /**

@@ -15,6 +15,8 @@ import { CLIENT_KEEP_ALIVE_SECONDS } from "./http1/response-head.js";
 import { H2Listener } from "./http2/h2-listener.js";
 import type { H2RoutingParts } from "./http2/h2-routing.js";
 import { H1ToH2cExchange } from "./http2/h1-to-h2c-exchange.js";
+import { ParserPool } from "./http1/parser-pool.js";
+import { BurstGarbage } from "./burst-garbage.js";
 import type { H2cPool } from "./http2/h2c-pool.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
@@ -76,6 +78,10 @@ export class RelayServer implements ConnectionHost, Listener {
   readonly #h2cForHttp1: H2cPool | undefined;
   /** Coarse time in ms, advanced by the sweep; starts at 1 so that 0 can mean "not set". */
   now = 1;
+  /** The request parsers, lent to connections while they read. */
+  readonly parsers = new ParserPool();
+  /** One collection once a burst of connections has gone. */
+  readonly #afterBurst = new BurstGarbage();
 
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
@@ -173,6 +179,11 @@ export class RelayServer implements ConnectionHost, Listener {
         connection.fault(error);
       }
     }
+    try {
+      this.#afterBurst.observe(this.#connections.size + (this.#parts.context.limiter?.queued ?? 0));
+    } catch (error) {
+      this.reportFault(error);
+    }
   }
 
   /** One connection's share of the sweep, inside its fault boundary. */
@@ -184,6 +195,9 @@ export class RelayServer implements ConnectionHost, Listener {
       if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
     } else if (connection.idle && now - connection.idleSince >= KEEP_ALIVE_TIMEOUT_MS) {
       connection.destroy();
+    } else {
+      // Nothing read since the last sweep (idle, or its answer slow to come): the parser goes back to the pool.
+      connection.parkParserIfQuiet();
     }
   }
 }

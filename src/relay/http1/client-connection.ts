@@ -2,8 +2,10 @@
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { ResponseWriter } from "../../http/response-writer.js";
-import { BODY, HttpParser, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
-import { PAUSED_FOR_BODY, PAUSED_FOR_CLIENT, PAUSED_FOR_ERROR, PAUSED_FOR_PIPELINE, PAUSED_FOR_UPGRADE, ReadGate } from "./read-gate.js";
+import { BODY, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
+import type { ParserPool } from "./parser-pool.js";
+import { PAUSED_FOR_BODY, PAUSED_FOR_CLIENT, PAUSED_FOR_ERROR, PAUSED_FOR_PIPELINE, PAUSED_FOR_UPGRADE, type ReadGate } from "./read-gate.js";
+import { RequestReader } from "./request-reader.js";
 import { RequestHead } from "./request-head.js";
 import { RequestPipeline } from "./request-pipeline.js";
 import { faultAt } from "../fault-injection.js";
@@ -19,6 +21,8 @@ export interface ConnectionHost {
   readonly draining: boolean;
   /** The coarse clock the server's sweep advances (ms). */
   readonly now: number;
+  /** Where the connection's parser is lent from while it reads. */
+  readonly parsers: ParserPool;
   forget(connection: ClientConnection): void;
   /** The connection began with the HTTP/2 preface: the socket is the h2 side's now, with what followed the preface. */
   switchToHttp2(connection: ClientConnection, rest: Buffer): void;
@@ -39,10 +43,13 @@ export class ClientConnection {
   readonly socket: Socket;
   readonly remoteAddress: string | undefined;
   readonly #host: ConnectionHost;
-  readonly #parser: HttpParser;
+  /** Its parser, lent while there is something to parse (see parkParser). */
+  readonly #reader: RequestReader;
   /** Its requests in order: the one being answered and those parsed behind it. */
   readonly #requests = new RequestPipeline();
   readonly #reading: ReadGate;
+  /** The last request parsed allows another: llhttp refuses what follows one that does not, so its parser is kept. */
+  #lastKeepAlive = true;
   /** After the active answer: close instead of reading on (Connection: close, HTTP/1.0, an error, draining). */
   #closeAfter = false;
   /** A parse error to answer once the requests before it have been answered. */
@@ -60,8 +67,6 @@ export class ClientConnection {
   #starting = false;
   /** A defect of ours ended this connection (see fault). */
   #faulted = false;
-  /** The parser reads the socket's handle itself (see HttpParser.consume). */
-  readonly #consumed: boolean;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
   headStartedAt = 0;
   /** When the connection last became idle, or began closing (coarse clock). */
@@ -72,24 +77,24 @@ export class ClientConnection {
     this.remoteAddress = socket.remoteAddress;
     this.#host = host;
     this.idleSince = host.now;
-    this.#parser = new HttpParser("request", {
+    const handler = {
       onMessageBegin: () => {
         this.headStartedAt = this.#host.now;
       },
-      onHead: (head) => this.#onHead(head),
-      onBody: (chunk) => {
+      onHead: (head: ParsedHead) => this.#onHead(head),
+      onBody: (chunk: Buffer) => {
         faultAt("body chunk");
         this.#requests.parsing?.onRequestBody(chunk);
       },
       onMessageComplete: () => this.#onMessageComplete(),
-      onFault: (error) => this.fault(error),
-    });
+      onFault: (error: unknown) => this.fault(error),
+    };
+    this.#reader = new RequestReader(socket, host.parsers, handler, (result) => this.#afterRead(result));
+    this.#reading = this.#reader.gate;
     socket.setNoDelay(true);
-    // The listener keeps the socket flowing, so its end is seen; with the parser consuming the
-    // handle, reads never reach it.
+    // The listener keeps the socket flowing, so its end is seen; reads reach it only while the
+    // connection has no parser reading the handle (RequestReader).
     socket.on("data", (data: Buffer) => this.#onData(data));
-    this.#consumed = this.#parser.consume(socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
-    this.#reading = new ReadGate(socket, this.#consumed);
     // Each socket event is an entry from the event loop: a throw ends this connection only.
     socket.on("drain", () => this.#contained(this.#onDrain));
     socket.on("end", () => this.#contained(this.#onEnd));
@@ -204,14 +209,31 @@ export class ClientConnection {
     if (this.#requests.responseEnded(transaction)) this.#advance();
   }
 
+  /**
+   * Its request waits (in the limiter's queue) and nothing more is expected from the client for
+   * a while: between messages, the parser goes back to the pool (its ~6 KB of native memory with
+   * it) and is lent again when bytes come. Kept when a message or a read is under way, or when
+   * llhttp's state matters (after a request that closes the connection, an upgrade, an error).
+   */
+  parkParser(): void {
+    if (this.#betweenMessages) this.#reader.park();
+  }
+
+  /** The sweep's: parks the parser when nothing was read since the last sweep (idle, or an answer slow to come). */
+  parkParserIfQuiet(): void {
+    if (this.#betweenMessages) this.#reader.parkIfQuiet();
+  }
+
+  get #betweenMessages(): boolean {
+    return this.#requests.parsing === undefined && this.headStartedAt === 0 && this.#lastKeepAlive && this.#upgradeRest === undefined && this.#pendingError === undefined && !this.#closeAfter && !this.#ending && !this.#detached && !this.#faulted;
+  }
+
   /** The socket is the tunnel's now: no more parsing; the bytes read after the upgrade head are handed over. */
   detach(): Buffer {
     this.#detached = true;
-    if (this.#consumed) this.#parser.unconsume();
-    this.#parser.close();
     this.socket.removeAllListeners("data");
     this.socket.removeAllListeners("drain");
-    this.#reading.openForStream();
+    this.#reader.stop();
     const rest = Buffer.concat(this.#upgradeRest ?? []);
     this.#upgradeRest = undefined;
     return rest;
@@ -223,7 +245,7 @@ export class ClientConnection {
       return;
     }
     try {
-      this.#afterRead(this.#parser.execute(data), () => data);
+      this.#reader.parse(data);
     } catch (error) {
       this.fault(error);
     }
@@ -236,13 +258,13 @@ export class ClientConnection {
   }
 
   /** What follows the parse of one read: an error answered, an upgrade's rest kept, the heads it completed started. */
-  #afterRead(result: number | ParseError, read: () => Buffer): void {
+  #afterRead(result: number | ParseError): void {
     if (isParseError(result)) {
-      if (result.code === "HPE_PAUSED_H2_UPGRADE" && this.#startsWithPreface(result, read)) return;
+      if (result.code === "HPE_PAUSED_H2_UPGRADE" && this.#startsWithPreface(result)) return;
       this.#onParseError(result);
     } else if (this.#upgradeRest !== undefined) {
       // Only an upgrade head stops llhttp short of the end of a read.
-      const data = read();
+      const data = this.#reader.currentRead();
       if (result < data.length) this.#upgradeRest.push(data.subarray(result));
     }
     // Heads parsed in this read start only now: a request whose bytes end in a parse error
@@ -252,8 +274,8 @@ export class ClientConnection {
   }
 
   /** Prior knowledge: the preface was the connection's very first bytes; then the socket goes to the h2 side. */
-  #startsWithPreface(error: ParseError, read: () => Buffer): boolean {
-    const rest = read().subarray(error.bytesParsed);
+  #startsWithPreface(error: ParseError): boolean {
+    const rest = this.#reader.currentRead().subarray(error.bytesParsed);
     if (this.socket.bytesRead - rest.length !== H2_PREFACE_LENGTH) return false;
     this.headStartedAt = 0;
     this.detach();
@@ -270,6 +292,7 @@ export class ClientConnection {
     const request = new RequestHead(head);
     const transaction = this.#host.transactionFor(request, this);
     this.#requests.parsed(transaction, request.keepAlive);
+    this.#lastKeepAlive = request.keepAlive;
     if (request.upgrade) {
       this.#upgradeRest = [];
       this.#reading.pause(PAUSED_FOR_UPGRADE);
@@ -377,10 +400,9 @@ export class ClientConnection {
    * timer and held the drain for 10 s), and closing with bytes unread would reset our answer.
    */
   #discardInput(): void {
-    if (this.#consumed) this.#parser.unconsume();
     this.socket.removeAllListeners("data");
     this.socket.on("data", () => {});
-    this.#reading.openForStream();
+    this.#reader.stop();
   }
 
   /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */
@@ -406,7 +428,7 @@ export class ClientConnection {
   #onClose(): void {
     // First, so that a fault below still leaves nothing of this connection behind.
     this.#host.forget(this);
-    if (!this.#detached) this.#parser.close();
+    this.#reader.close();
     const { active, others } = this.#requests.takeAll();
     active?.onClientGone();
     for (const transaction of others) transaction.onClientGone();

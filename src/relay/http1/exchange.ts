@@ -81,6 +81,8 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     // The connection is closed after a refused upgrade: what follows must never reach the app raw.
     if (plan.upgrade !== undefined) this.#client.closeAfterAnswer();
     this.#queued = requestAdmission(this.#context, this);
+    // Queued, perhaps for seconds: between messages (no body still coming), its connection gives the parser back.
+    if (this.#queued !== undefined) this.#client.parkParser();
   }
 
   /**

@@ -50,6 +50,20 @@ export interface ParserHandler {
   onFault(error: unknown): void;
 }
 
+/** The handler of a parser nobody holds: nothing reaches it, and nothing it could be handed starts. */
+const NO_HANDLER: ParserHandler = {
+  onHead: () => BODY.skip,
+  onBody() {},
+  onMessageComplete() {},
+  onFault() {},
+};
+
+/** A socket's stream handle as consume() sees it; `_consumed` is node:http's own mark of a handle a parser reads. */
+interface ConsumableHandle {
+  readonly isStreamBase?: boolean;
+  _consumed?: boolean;
+}
+
 /** A parse error: llhttp's `HPE_*` code, its reason, and how far it got. */
 export interface ParseError {
   readonly code: string;
@@ -58,13 +72,20 @@ export interface ParseError {
 }
 
 /**
- * One llhttp parser for the life of a connection: it moves on to the next message by itself
- * (keep-alive, pipelining). No lenient flag: bare LF, obs-fold, CL with TE, spaces before the
- * colon and the rest are errors, as node:http's strict default makes them.
+ * One llhttp parser: it moves on to the next message by itself (keep-alive, pipelining), and can
+ * be lent to another connection (see reuse). No lenient flag: bare LF, obs-fold, CL with TE,
+ * spaces before the colon and the rest are errors, as node:http's strict default makes them.
  */
 export class HttpParser {
   readonly #parser: HTTPParser;
-  readonly #handler: ParserHandler;
+  readonly #type: number;
+  /** Whose messages these are; another connection's after reuse(). The callbacks read it each time. */
+  #handler: ParserHandler;
+  /** The handle this parser reads (see consume), and where its reads report. */
+  #handle: ConsumableHandle | undefined;
+  #onRead: ((result: number | ParseError) => void) | undefined;
+  /** A callback of the read being parsed is running: llhttp is inside that read. */
+  #executing = false;
   /** A head longer than 32 fields comes in pieces (kOnHeaders) before kOnHeadersComplete. */
   #pendingHeaders: string[] = [];
   #pendingUrl = "";
@@ -72,21 +93,25 @@ export class HttpParser {
   constructor(kind: "request" | "response", handler: ParserHandler) {
     const { HTTPParser, methods } = binding();
     const parser = new HTTPParser();
-    parser.initialize(kind === "request" ? HTTPParser.REQUEST : HTTPParser.RESPONSE, {}, MAX_HEAD_BYTES, HTTPParser.kLenientNone);
+    this.#type = kind === "request" ? HTTPParser.REQUEST : HTTPParser.RESPONSE;
+    parser.initialize(this.#type, {}, MAX_HEAD_BYTES, HTTPParser.kLenientNone);
+    this.#handler = handler;
     // Every callback is an entry from a native read into the relay: a throw in one must reach
     // the connection's boundary, never the native parser (a consumed one rethrows it into
     // uncaughtException, and the process ends). try/catch costs nothing until something throws.
-    const onMessageBegin = handler.onMessageBegin?.bind(handler);
-    if (onMessageBegin) {
+    // Installed once per parser: they find the handler of the moment through `this`.
+    if (handler.onMessageBegin !== undefined) {
       parser[HTTPParser.kOnMessageBegin] = () => {
+        this.#executing = true;
         try {
-          onMessageBegin();
+          this.#handler.onMessageBegin?.();
         } catch (error) {
-          handler.onFault(error);
+          this.#handler.onFault(error);
         }
       };
     }
     parser[HTTPParser.kOnHeaders] = (headers: string[], url: string) => {
+      this.#executing = true;
       for (const item of headers) this.#pendingHeaders.push(item);
       this.#pendingUrl += url;
     };
@@ -101,6 +126,7 @@ export class HttpParser {
       upgrade: boolean,
       keepAlive: boolean,
     ): number => {
+      this.#executing = true;
       // Each comes whole here, or in pieces before (node:http's parserOnHeadersComplete checks them apart).
       let allHeaders = headers;
       let target = url;
@@ -113,7 +139,7 @@ export class HttpParser {
         this.#pendingUrl = "";
       }
       try {
-        return handler.onHead({
+        return this.#handler.onHead({
           versionMajor,
           versionMinor,
           headers: allHeaders,
@@ -125,35 +151,68 @@ export class HttpParser {
           keepAlive,
         });
       } catch (error) {
-        handler.onFault(error);
+        this.#handler.onFault(error);
         return BODY.skip;
       }
     };
     parser[HTTPParser.kOnBody] = (chunk: Buffer) => {
+      this.#executing = true;
       try {
-        handler.onBody(chunk);
+        this.#handler.onBody(chunk);
       } catch (error) {
-        handler.onFault(error);
+        this.#handler.onFault(error);
       }
     };
     parser[HTTPParser.kOnMessageComplete] = () => {
+      this.#executing = true;
       // Trailers come through kOnHeaders too: they are not relayed, and must not become the next
       // head's fields or target (a chunked request's trailer turned the next `GET /` into `GET //`).
-      this.#pendingHeaders = [];
+      if (this.#pendingHeaders.length > 0) this.#pendingHeaders = [];
       this.#pendingUrl = "";
       try {
-        handler.onMessageComplete();
+        this.#handler.onMessageComplete();
       } catch (error) {
-        handler.onFault(error);
+        this.#handler.onFault(error);
       }
     };
-    this.#handler = handler;
     this.#parser = parser;
+  }
+
+  /**
+   * Another connection's parser from now on: llhttp starts afresh (initialize, as node:http's
+   * parser free list does) and calls `handler`. Only for a parser no handle is consumed by and
+   * no read is inside.
+   */
+  reuse(handler: ParserHandler): void {
+    this.#parser.initialize(this.#type, {}, MAX_HEAD_BYTES, binding().HTTPParser.kLenientNone);
+    this.#handler = handler;
+    this.#handle = undefined;
+    this.#onRead = undefined;
+    this.#pendingHeaders = [];
+    this.#pendingUrl = "";
+  }
+
+  /** Kept for later (a free list): it no longer calls, nor keeps alive, the connection it was lent to. */
+  release(): void {
+    this.#handler = NO_HANDLER;
+    this.#onRead = undefined;
+  }
+
+  /**
+   * Whether llhttp is inside a read: a callback of it is running (then the parser can neither be
+   * given back nor let go of its handle, since the rest of the read follows the callback).
+   */
+  get executing(): boolean {
+    return this.#executing;
   }
 
   /** Parses `data`; returns the bytes consumed (fewer than given after an upgrade) or the error. */
   execute(data: Buffer): number | ParseError {
-    return parseResult(this.#parser.execute(data));
+    try {
+      return parseResult(this.#parser.execute(data));
+    } finally {
+      this.#executing = false;
+    }
   }
 
   /**
@@ -163,11 +222,15 @@ export class HttpParser {
    * when the socket has no stream handle to read (then feed `execute` from `data` events).
    */
   consume(socket: Socket, onRead: (result: number | ParseError) => void): boolean {
-    const handle = (socket as unknown as { _handle?: { isStreamBase?: boolean; _consumed?: boolean } })._handle;
+    const handle = (socket as unknown as { _handle?: ConsumableHandle | null })._handle;
     if (handle?.isStreamBase !== true || handle._consumed === true) return false;
-    this.#parser[binding().HTTPParser.kOnExecute] = (result: number | Error) => {
+    this.#handle = handle;
+    this.#onRead = onRead;
+    // Once per parser, like the callbacks: a parser lent again keeps it.
+    this.#parser[binding().HTTPParser.kOnExecute] ??= (result: number | Error) => {
+      this.#executing = false;
       try {
-        onRead(parseResult(result));
+        this.#onRead?.(parseResult(result));
       } catch (error) {
         this.#handler.onFault(error);
       }
@@ -177,9 +240,13 @@ export class HttpParser {
     return true;
   }
 
-  /** Gives the socket's reads back to its stream (a tunnel reads them from `data` events). */
+  /** Gives the socket's reads back to its stream (a tunnel, or a connection that gives its parser back, reads them from `data` events). */
   unconsume(): void {
     this.#parser.unconsume();
+    // node:http's flag on the handle, which consume() checks: the handle may be consumed again.
+    if (this.#handle !== undefined) this.#handle._consumed = false;
+    this.#handle = undefined;
+    this.#onRead = undefined;
   }
 
   /** A copy of the read being parsed: after an upgrade head, what follows it. */
@@ -189,7 +256,12 @@ export class HttpParser {
 
   /** The connection ended: completes a body delimited by the close; an error when a message was cut short. */
   finish(): ParseError | undefined {
-    const result = this.#parser.finish();
+    let result: Error | undefined;
+    try {
+      result = this.#parser.finish();
+    } finally {
+      this.#executing = false;
+    }
     if (result === undefined) return undefined;
     const error = result as Error & { code?: string; reason?: string };
     return { code: error.code ?? "HPE_UNKNOWN", reason: error.reason ?? error.message, bytesParsed: 0 };

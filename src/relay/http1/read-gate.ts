@@ -29,6 +29,20 @@ export class ReadGate {
     return (this.#reasons & reason) !== 0;
   }
 
+  /** No reason holds reading: the only time the parser may take the handle or give it back (see useHandle). */
+  get open(): boolean {
+    return this.#reasons === 0;
+  }
+
+  /**
+   * The parser took the handle (true) or gave it back to the stream (false). Only while open:
+   * a pause made on one and lifted on the other would leave reads stopped for good.
+   */
+  useHandle(onHandle: boolean): void {
+    if (this.#reasons !== 0) throw new Error("ReadGate.useHandle() while reading is paused");
+    this.#onHandle = onHandle;
+  }
+
   pause(reason: number): void {
     if (this.#reasons === 0) {
       if (this.#onHandle) setReading(this.#socket, false);

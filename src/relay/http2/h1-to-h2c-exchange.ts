@@ -71,6 +71,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== "chunked") return this.#refuse(501, "transfer coding not supported");
     this.#headers = h1ToH2cHeaders(this.#request, target, authority, { clientAddress: clientAddressOf(this.#client.remoteAddress), upstreamHost: this.#context.upstreamHost });
     this.#queued = requestAdmission(this.#context, this);
+    // Queued, perhaps for seconds: between messages (no body still coming), its connection gives the parser back.
+    if (this.#queued !== undefined) this.#client.parkParser();
   }
 
   admitted(waitedMs: number | undefined): void {
