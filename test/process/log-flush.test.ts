@@ -1,4 +1,4 @@
-// The last log lines before an exit reach stdout whole and in order (CONTRACT §11: asynchronous writes, all flushed before exit), and a stdout nobody reads never holds the exit up.
+// The last log lines before an exit reach stdout whole and in order (CONTRACT §11: asynchronous writes, all flushed before exit), and a stdout nobody reads never holds the exit up, nor the process's memory.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { buildSync } from "esbuild";
@@ -7,6 +7,8 @@ import type { LogRecord } from "../helpers/log-capture.js";
 import { BUILT_ARTIFACTS, runToExit, spawnDaemon } from "../helpers/spawn-daemon.js";
 
 const LINES = 20_000;
+/** Far above the burst (about 6 MB): these tests are about order and the flush at exit; the bound has its own. */
+const UNBOUNDED = String(64 * 1024 * 1024);
 
 /** The child script bundled as the release is (esbuild, CommonJS, dependencies inside): no TypeScript loader in the child. */
 function bundleChild(t: Test): string {
@@ -22,9 +24,10 @@ interface ChildRun {
 }
 
 /** Runs the child; `reader` "slow" pauses after every chunk (stdout backs up, writes wait), "none" reads nothing until it has exited. */
-function runChild(script: string, mode: string, reader: "slow" | "none"): Promise<ChildRun> {
+function runChild(script: string, mode: string, reader: "slow" | "none", maxQueuedBytes?: string): Promise<ChildRun> {
   const started = Date.now();
-  const child = spawn(process.execPath, [script, mode, String(LINES)], { stdio: ["ignore", "pipe", "inherit"] });
+  const args = [script, mode, String(LINES), ...(maxQueuedBytes === undefined ? [] : [maxQueuedBytes])];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
   let stdout = "";
   const stream = child.stdout;
   if (reader === "none") stream.pause();
@@ -63,14 +66,14 @@ function inOrder(lines: LogRecord[]): boolean {
 t.test("every line out, whole and in order, before the exit: after a stop, and after an uncaught exception", async (t) => {
   const script = bundleChild(t);
   for (let run = 0; run < 3; run++) {
-    const stopped = await runChild(script, "exit", "slow");
+    const stopped = await runChild(script, "exit", "slow", UNBOUNDED);
     t.equal(stopped.code, 0);
     const stopLines = records(t, stopped.stdout);
     t.equal(stopLines.length, LINES + 1, `run ${run}: ${LINES} access lines and stopped`);
     // `stopped` is a lifecycle line, written at once; access lines still buffered go out after it.
     t.equal(stopLines.filter((record) => record.msg === "stopped").length, 1, "stopped is out");
     t.ok(inOrder(stopLines.filter((record) => record.msg === "request")), "access lines in the order logged");
-    const crashed = await runChild(script, "uncaught", "slow");
+    const crashed = await runChild(script, "uncaught", "slow", UNBOUNDED);
     t.equal(crashed.code, 1);
     const crashLines = records(t, crashed.stdout);
     t.equal(crashLines.length, LINES + 1, `run ${run}: ${LINES} access lines and the fatal one`);
@@ -79,13 +82,15 @@ t.test("every line out, whole and in order, before the exit: after a stop, and a
   }
 });
 
-t.test("a stdout nobody reads: the exit comes after end()'s timeout, not never; what got out is whole lines", async (t) => {
+t.test("a stdout nobody reads: the exit comes after end()'s timeout, not never; what got out is whole lines, in order, no more than the bound", async (t) => {
   const stuck = await runChild(bundleChild(t), "stuck", "none");
   t.equal(stuck.code, 0);
   t.ok(stuck.elapsedMs < 10_000, `exited after ${stuck.elapsedMs} ms`);
   const lines = records(t, stuck.stdout);
   t.ok(lines.length < LINES, `${lines.length} lines got out before the reader stopped`);
   t.ok(inOrder(lines.filter((record) => record.msg === "request")), "those in order");
+  // The socket's buffer, then at most 1 MiB waiting in the process: the rest of the 6 MB burst was dropped.
+  t.ok(Buffer.byteLength(stuck.stdout) < 2 * 1024 * 1024, `${Buffer.byteLength(stuck.stdout)} bytes`);
 });
 
 const bundle = BUILT_ARTIFACTS.find((artifact) => artifact.name === "bundle")!;
