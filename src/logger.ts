@@ -46,7 +46,7 @@ export interface ProcessLog {
  * given a stream that only writes, never flushSync() (pino's fatal() calls its stream's
  * flushSync() after the line; measured with sonic-boom: `uncaught exception` after a burst put a
  * 4 KiB block out of order in about 1 run of 10). The sink is opened at the first access line:
- * without --access-log, or at warn, nothing is set up for it.
+ * without --access-log, or at warn, the process holds no second descriptor of stdout.
  */
 export function createProcessLog(
   level: Level,

@@ -1,4 +1,4 @@
-// The access log's chunks through pino's sonic-boom destination (writes on libuv's thread pool), bounded, ended before exit.
+// The access log's chunks through pino's sonic-boom destination (writes on libuv's thread pool): for a stdout that is not a pipe the process can reopen (a file, a TTY, a socket), bounded like the pipe.
 import type { pino } from "pino";
 import { DroppedLines, type AccessSink, type AccessSinkOptions } from "./access-sink.js";
 
