@@ -4,10 +4,11 @@ import { DroppedLines, MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions
 
 /**
  * Why not sonic-boom here: each of its writes is a trip through libuv's thread pool (a worker
- * woken, its write(2), the completion back on the loop), 1.5-2 µs per line under load against
- * 0.7 µs for the write itself (bench/README.md, "Access log"). On a non-blocking pipe the loop
- * can just write: libuv's stream tries the write(2) at once (uv_try_write) and only when the pipe
- * is full does it wait for it to be writable, while the loop goes on.
+ * woken, its write(2), the completion back on the loop). On a non-blocking pipe the loop can
+ * just write: libuv's stream tries the write(2) at once (uv_try_write) and only when the pipe is
+ * full does it wait for it to be writable, while the loop goes on. Measured per line in one
+ * process, 5-20 lines a turn: 0.12-0.13 µs for this, 0.44-0.65 µs for sonic-boom
+ * (bench/access-sink-micro.ts; bench/README.md, "Access log").
  *
  * Each chunk is a write(2) of its own, handed on only when the one before has gone: Writable
  * would hand a backlog to writev(2), and a writev of more than PIPE_BUF bytes may be cut anywhere

@@ -6,7 +6,7 @@ import { DroppedLines, type AccessSink, type AccessSinkOptions } from "./access-
 export type LogDestination = ReturnType<typeof pino.destination>;
 
 /**
- * `destination` should be in buffer mode with `maxLength` set (src/logger.ts's
+ * `destination` should be in buffer mode with `maxLength` set (stdout-sink.ts's
  * stdoutDestination): sonic-boom then drops a chunk that would take its queue past it and emits
  * `drop`, counted here, and `drain` when its queue is empty, when the count is reported.
  *
