@@ -1,6 +1,6 @@
 // The one `request` line of CONTRACT §11 as text, written field by field: the keys are known up front, so no object is built for a serializer to walk.
 import type { AccessLogEntry } from "./access-log-entry.js";
-import { jsonNumber, jsonString } from "./json-text.js";
+import { jsonMilliseconds, jsonNumber, jsonString } from "./json-text.js";
 
 /** What a pino record puts around the fields, taken from the logger once (see access-log.ts). */
 export interface LineFrame {
@@ -37,9 +37,9 @@ export class AccessLineWriter {
   line(entry: AccessLogEntry): string {
     let line = `${this.#head}${this.#time()}${this.#bindings},"method":${jsonString(entry.method)},"path":${jsonString(withoutQuery(entry.path))},"protocol":${jsonString(entry.protocol)},"status":${jsonNumber(entry.status)}`;
     if (entry.grpcStatus !== undefined) line += `,"grpcStatus":${jsonNumber(entry.grpcStatus)}`;
-    line += `,"bytesSent":${jsonNumber(entry.bytesSent)},"durationMs":${jsonNumber(roundToMicroseconds(entry.durationMs))}`;
-    if (entry.upstreamMs !== undefined) line += `,"upstreamMs":${jsonNumber(roundToMicroseconds(entry.upstreamMs))}`;
-    if (entry.queueMs !== undefined) line += `,"queueMs":${jsonNumber(roundToMicroseconds(entry.queueMs))}`;
+    line += `,"bytesSent":${jsonNumber(entry.bytesSent)},"durationMs":${jsonMilliseconds(entry.durationMs)}`;
+    if (entry.upstreamMs !== undefined) line += `,"upstreamMs":${jsonMilliseconds(entry.upstreamMs)}`;
+    if (entry.queueMs !== undefined) line += `,"queueMs":${jsonMilliseconds(entry.queueMs)}`;
     line += `,"requestId":${jsonString(entry.requestId)}`;
     const remoteAddr = peerIp(entry.remoteAddr);
     if (remoteAddr !== undefined) line += `,"remoteAddr":${jsonString(remoteAddr)}`;
@@ -53,11 +53,6 @@ export class AccessLineWriter {
 export function withoutQuery(target: string): string {
   const query = target.indexOf("?");
   return query < 0 ? target : target.slice(0, query);
-}
-
-/** Milliseconds to 3 decimals (1 µs): finer is noise from the clock and the event loop, and longer numbers cost bytes per line. */
-function roundToMicroseconds(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
 }
 
 /** `::ffff:10.0.0.7` (an IPv4 peer on a dual-stack listener) as `10.0.0.7`, the form operators grep for; any other address as is. */

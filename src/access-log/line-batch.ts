@@ -1,6 +1,6 @@
 // Gathers access lines and hands them to the asynchronous destination in whole-line chunks of at most PIPE_BUF bytes: at the end of the turn when idle, at most once per interval under load.
 
-/** What the chunks go to: pino's sonic-boom destination in buffer mode, or any stream with write(). */
+/** What the chunks go to: stdout's access sink (src/access-log/stdout-sink.ts), or any stream with write(). */
 export interface LineSink {
   write(chunk: Buffer): unknown;
 }
@@ -9,15 +9,15 @@ export interface LineSink {
 export const LINE_BATCH_INTERVAL_MS = 25;
 
 /**
- * Why: every write of sonic-boom's is a trip through the thread pool (submit, a worker's
- * write(2), its completion back on the loop), and it starts the next as soon as one completes;
- * under load that was one write per line or two, and the trips cost more than the lines
- * (bench/README.md, "Access log"). So the first line after a quiet spell goes out at the end of
- * its turn (setImmediate, after the reads that finished its request), and while lines keep
- * coming they go at most every `intervalMs`, as many 4 KiB chunks as have gathered. A line is
- * never held longer than that, and end() (src/logger.ts) flushes the rest before exit.
+ * Why: every write is a system call, and through sonic-boom a trip through the thread pool
+ * (submit, a worker's write(2), its completion back on the loop) that starts the next as soon
+ * as one completes; under load that was one write per line or two, and the trips cost more than
+ * the lines (bench/README.md, "Access log"). So the first line after a quiet spell goes out at
+ * the end of its turn (setImmediate, after the reads that finished its request), and while lines
+ * keep coming they go at most every `intervalMs`, as many 4 KiB chunks as have gathered. A line
+ * is never held longer than that, and end() (src/logger.ts) flushes the rest before exit.
  * Chunks stay whole lines of at most `maxChunkBytes` (PIPE_BUF), so each write(2) is atomic on a
- * pipe; sonic-boom keeps such chunks apart when it queues them. A longer line is a chunk alone.
+ * pipe; both sinks keep such chunks apart when they queue them. A longer line is a chunk alone.
  */
 export class LineBatch {
   readonly #sink: LineSink;

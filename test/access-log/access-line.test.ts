@@ -4,7 +4,7 @@ import { pino } from "pino";
 import t from "tap";
 import { AccessLineWriter, type LineFrame } from "../../src/access-log/access-line.js";
 import type { AccessLogEntry } from "../../src/access-log/access-log.js";
-import { jsonNumber, jsonString } from "../../src/access-log/json-text.js";
+import { jsonMilliseconds, jsonNumber, jsonString } from "../../src/access-log/json-text.js";
 
 const TIME = 1_767_225_600_000;
 const FRAME: LineFrame = { level: 30, time: () => `,"time":${TIME}`, bindings: `,"name":"readiness-proxy"`, messageKey: "msg" };
@@ -86,6 +86,13 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 const wellFormed = (entry: AccessLogEntry) => ![entry.method, entry.path, entry.requestId, entry.remoteAddr ?? "", entry.userAgent ?? ""].some((text) => LONE_SURROGATE.test(text));
 
 // The one difference on purpose: pino wrote a lone surrogate as is, and the UTF-8 encoding of stdout turned it into U+FFFD; the line now escapes it (`\udfff`), as JSON.stringify does.
+t.test("durations: the text JSON.stringify writes for the value rounded to the microsecond, from integers below 2^31 µs and from the double above", async (t) => {
+  const rounded = (ms: number) => JSON.stringify(Math.round(ms * 1000) / 1000);
+  const cases = [0, -0, 0.0004, 0.0005, 0.0015, 0.01, 0.1, 1, 1.1, 1.23, 1.234, 1.2345, 10.05, 999.999, 1834.2217, 2_147_483.647, 2_147_483.648, 1e7, 1e-7, 123.4565, -1, -0.0004, NaN, Infinity, -Infinity];
+  for (const ms of cases) t.equal(jsonMilliseconds(ms), rounded(ms), String(ms));
+  fc.assert(fc.property(fc.oneof(fc.double({ min: -1e4, max: 1e13, noNaN: true }), fc.integer({ min: 0, max: 2 ** 31 }).map((micros) => micros / 1000)), (ms) => jsonMilliseconds(ms) === rounded(ms)), { numRuns: 20_000 });
+});
+
 t.test("byte for byte what pino wrote for the same record before (level, time, bindings, key order, msg last), for well-formed strings", async (t) => {
   const pinoLines: string[] = [];
   const log = pino({ level: "info", base: { name: "readiness-proxy" }, timestamp: () => `,"time":${TIME}` }, { write: (line: string) => pinoLines.push(line) });

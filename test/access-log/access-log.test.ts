@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { pino, type Level } from "pino";
 import t from "tap";
 import { createAccessLog, NO_ACCESS_LOG, peerIp, withoutQuery, type AccessLogEntry } from "../../src/access-log/access-log.js";
+import { sonicBoomSink } from "../../src/access-log/sonic-boom-sink.js";
 import { createLogger, createProcessLog } from "../../src/logger.js";
 import type { LogRecord } from "../helpers/log-capture.js";
 
@@ -123,7 +124,11 @@ t.test("level gating: off without the flag, and silenced by --log-level warn (no
 
 t.test("through the process destinations: access lines (asynchronous) and lifecycle lines (at once) in one file, whole, each stream in order, all out after end()", async (t) => {
   const file = join(t.testdir(), "stdout.log");
-  const processLog = createProcessLog("info", pino.destination({ dest: file, sync: false, maxWrite: 4096 }), pino.destination({ dest: file, sync: true }));
+  const processLog = createProcessLog(
+    "info",
+    (options) => sonicBoomSink(pino.destination({ dest: file, sync: false, maxWrite: 4096, contentMode: "buffer" }), options),
+    pino.destination({ dest: file, sync: true }),
+  );
   const access = createAccessLog(processLog.accessLog, true);
   processLog.log.info("listening");
   for (let index = 0; index < 2_000; index++) access.record({ ...ENTRY, requestId: String(index) });

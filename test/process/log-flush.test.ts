@@ -1,12 +1,19 @@
-// The last log lines before an exit reach stdout whole and in order (CONTRACT §11: asynchronous writes, all flushed before exit), and a stdout nobody reads never holds the exit up.
-import { spawn } from "node:child_process";
+// The last log lines before an exit reach stdout whole and in order (CONTRACT §11: asynchronous writes, all flushed before exit), through a socket (sonic-boom) and a FIFO (the pipe sink), and a stdout nobody reads never holds the exit up.
+import { spawn, type ChildProcess } from "node:child_process";
+import type { Readable } from "node:stream";
 import { join } from "node:path";
 import { buildSync } from "esbuild";
 import t, { type Test } from "tap";
+import { makeFifo } from "../helpers/fifo.js";
 import type { LogRecord } from "../helpers/log-capture.js";
 import { BUILT_ARTIFACTS, runToExit, spawnDaemon } from "../helpers/spawn-daemon.js";
 
 const LINES = 20_000;
+/** Far above the burst (about 6 MB): these tests are about order and the flush at exit; the bound has its own. */
+const UNBOUNDED = String(64 * 1024 * 1024);
+/** How the child's stdout reaches this process: a Node pipe (libuv makes it a socketpair: sonic-boom) or a FIFO (the pipe sink). */
+type Stdout = "socket" | "fifo";
+const STDOUTS: readonly Stdout[] = ["socket", "fifo"];
 
 /** The child script bundled as the release is (esbuild, CommonJS, dependencies inside): no TypeScript loader in the child. */
 function bundleChild(t: Test): string {
@@ -22,11 +29,21 @@ interface ChildRun {
 }
 
 /** Runs the child; `reader` "slow" pauses after every chunk (stdout backs up, writes wait), "none" reads nothing until it has exited. */
-function runChild(script: string, mode: string, reader: "slow" | "none"): Promise<ChildRun> {
+function runChild(t: Test, script: string, mode: string, reader: "slow" | "none", kind: Stdout, maxQueuedBytes?: string): Promise<ChildRun> {
   const started = Date.now();
-  const child = spawn(process.execPath, [script, mode, String(LINES)], { stdio: ["ignore", "pipe", "inherit"] });
+  const args = [script, mode, String(LINES), ...(maxQueuedBytes === undefined ? [] : [maxQueuedBytes])];
+  let child: ChildProcess;
+  let stream: Readable;
+  if (kind === "fifo") {
+    const fifo = makeFifo(t);
+    child = spawn(process.execPath, args, { stdio: ["ignore", fifo.writeFd, "inherit"] });
+    fifo.closeWriteEnd();
+    stream = fifo.read(fifo.readFd);
+  } else {
+    child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+    stream = child.stdout!;
+  }
   let stdout = "";
-  const stream = child.stdout;
   if (reader === "none") stream.pause();
   stream.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
@@ -40,7 +57,10 @@ function runChild(script: string, mode: string, reader: "slow" | "none"): Promis
     elapsedMs = Date.now() - started;
     stream.resume(); // what a paused reader left in the pipe
   });
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, elapsedMs })));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // A FIFO's reader sees its end when the last writer closes it: the child, at its exit.
+  const drained = new Promise((resolve) => stream.once("end", resolve));
+  return Promise.all([exited, drained]).then(([code]) => ({ code, stdout, elapsedMs }));
 }
 
 /** Every newline-terminated line parsed; a line that is not JSON fails the test with its text. */
@@ -60,33 +80,37 @@ function inOrder(lines: LogRecord[]): boolean {
   return lines.every((record, index) => record.requestId === String(index));
 }
 
-t.test("every line out, whole and in order, before the exit: after a stop, and after an uncaught exception", async (t) => {
-  const script = bundleChild(t);
-  for (let run = 0; run < 3; run++) {
-    const stopped = await runChild(script, "exit", "slow");
-    t.equal(stopped.code, 0);
-    const stopLines = records(t, stopped.stdout);
-    t.equal(stopLines.length, LINES + 1, `run ${run}: ${LINES} access lines and stopped`);
-    // `stopped` is a lifecycle line, written at once; access lines still buffered go out after it.
-    t.equal(stopLines.filter((record) => record.msg === "stopped").length, 1, "stopped is out");
-    t.ok(inOrder(stopLines.filter((record) => record.msg === "request")), "access lines in the order logged");
-    const crashed = await runChild(script, "uncaught", "slow");
-    t.equal(crashed.code, 1);
-    const crashLines = records(t, crashed.stdout);
-    t.equal(crashLines.length, LINES + 1, `run ${run}: ${LINES} access lines and the fatal one`);
-    t.match(crashLines.find((record) => record.level === 60), { msg: "uncaught exception", err: { message: "boom" } });
-    t.ok(inOrder(crashLines.filter((record) => record.msg === "request")));
-  }
-});
+for (const kind of STDOUTS) {
+  t.test(`stdout a ${kind}: every line out, whole and in order, before the exit: after a stop, and after an uncaught exception`, async (t) => {
+    const script = bundleChild(t);
+    for (let run = 0; run < 3; run++) {
+      const stopped = await runChild(t, script, "exit", "slow", kind, UNBOUNDED);
+      t.equal(stopped.code, 0);
+      const stopLines = records(t, stopped.stdout);
+      t.equal(stopLines.length, LINES + 1, `run ${run}: ${LINES} access lines and stopped`);
+      // `stopped` is a lifecycle line, written at once; access lines still buffered go out after it.
+      t.equal(stopLines.filter((record) => record.msg === "stopped").length, 1, "stopped is out");
+      t.ok(inOrder(stopLines.filter((record) => record.msg === "request")), "access lines in the order logged");
+      const crashed = await runChild(t, script, "uncaught", "slow", kind, UNBOUNDED);
+      t.equal(crashed.code, 1);
+      const crashLines = records(t, crashed.stdout);
+      t.equal(crashLines.length, LINES + 1, `run ${run}: ${LINES} access lines and the fatal one`);
+      t.match(crashLines.find((record) => record.level === 60), { msg: "uncaught exception", err: { message: "boom" } });
+      t.ok(inOrder(crashLines.filter((record) => record.msg === "request")));
+    }
+  });
 
-t.test("a stdout nobody reads: the exit comes after end()'s timeout, not never; what got out is whole lines", async (t) => {
-  const stuck = await runChild(bundleChild(t), "stuck", "none");
-  t.equal(stuck.code, 0);
-  t.ok(stuck.elapsedMs < 10_000, `exited after ${stuck.elapsedMs} ms`);
-  const lines = records(t, stuck.stdout);
-  t.ok(lines.length < LINES, `${lines.length} lines got out before the reader stopped`);
-  t.ok(inOrder(lines.filter((record) => record.msg === "request")), "those in order");
-});
+  t.test(`stdout a ${kind} nobody reads: the exit comes after end()'s timeout, not never; what got out is whole lines, in order, no more than the bound`, async (t) => {
+    const stuck = await runChild(t, bundleChild(t), "stuck", "none", kind);
+    t.equal(stuck.code, 0);
+    t.ok(stuck.elapsedMs < 10_000, `exited after ${stuck.elapsedMs} ms`);
+    const lines = records(t, stuck.stdout);
+    t.ok(lines.length < LINES, `${lines.length} lines got out before the reader stopped`);
+    t.ok(inOrder(lines.filter((record) => record.msg === "request")), "those in order");
+    // The pipe's or socket's buffer, then at most 1 MiB waiting in the process: the rest of the 6 MB burst was dropped.
+    t.ok(Buffer.byteLength(stuck.stdout) < 2 * 1024 * 1024, `${Buffer.byteLength(stuck.stdout)} bytes`);
+  });
+}
 
 const bundle = BUILT_ARTIFACTS.find((artifact) => artifact.name === "bundle")!;
 
