@@ -100,6 +100,10 @@ export class H2Listener {
   }
 
   #onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]): void {
+    // node:http2 emits 'stream' a tick after the HEADERS: an RST_STREAM read with them (the
+    // client's, or nghttp2's for a bad DATA frame) has destroyed it by then, and taken its session,
+    // so its client address. Nothing to forward; its 'error' is still to come.
+    if (stream.destroyed) return void stream.on("error", ignore);
     const state = this.#sessions.get(stream.session!);
     if (state !== undefined) {
       state.open++;
