@@ -31,6 +31,28 @@ async function setUp(t: Test): Promise<{ app: TestUpstream; daemon: TestDaemon; 
   return { app, daemon, client };
 }
 
+/** Each: the frames of stream 3 (after /warm on stream 1), then the client closes its connection, or nghttp2 resets the stream, or nothing. */
+const CASES: ReadonlyArray<{ name: string; frames: Buffer[]; then: "close" | "reset" | "nothing" }> = [
+  { name: "HEADERS, then RST_STREAM", frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut")), frame(FRAME.RST_STREAM, 0, 3, CANCEL)], then: "nothing" },
+  { name: "a chunked body, then the connection's close", frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut")), frame(FRAME.DATA, 0, 3, Buffer.from("abc"))], then: "close" },
+  { name: "a HEAD without END_STREAM, then the connection's close", frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("HEAD", "/cut"))], then: "close" },
+];
+
+for (const { name, frames, then } of CASES) {
+  t.test(`${name}: the app never gets a whole request`, async (t) => {
+    const { app, daemon, client } = await setUp(t);
+    await client.write(Buffer.concat(frames));
+    if (then === "close") client.destroy();
+    if (then === "reset") t.ok(await client.until((view) => view.streams.get(3)?.rstCode !== undefined, BOUND_MS), "nghttp2 resets the stream");
+    await barrier(daemon);
+    t.same(
+      app.received.map((received) => received.url),
+      ["/warm", "/barrier"],
+      "only /warm and the barrier came whole",
+    );
+  });
+}
+
 t.test("a request reset in the connection's first read is not forwarded (once, it went without the client's address)", async (t) => {
   const app = await startUpstream(t);
   const daemon = await startTestDaemon(t, ["--upstream", app.url, "--upstream-protocol", "http1"]);
