@@ -36,6 +36,31 @@ const CASES: ReadonlyArray<{ name: string; frames: Buffer[]; then: "close" | "re
   { name: "HEADERS, then RST_STREAM", frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut")), frame(FRAME.RST_STREAM, 0, 3, CANCEL)], then: "nothing" },
   { name: "a chunked body, then the connection's close", frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut")), frame(FRAME.DATA, 0, 3, Buffer.from("abc"))], then: "close" },
   { name: "a HEAD without END_STREAM, then the connection's close", frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("HEAD", "/cut"))], then: "close" },
+  {
+    name: "all of a content-length body, then RST_STREAM",
+    frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut", [{ name: "content-length", value: "3" }])), frame(FRAME.DATA, 0, 3, Buffer.from("abc")), frame(FRAME.RST_STREAM, 0, 3, CANCEL)],
+    then: "nothing",
+  },
+  {
+    name: "all of a content-length body, then the connection's close",
+    frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut", [{ name: "content-length", value: "3" }])), frame(FRAME.DATA, 0, 3, Buffer.from("abc"))],
+    then: "close",
+  },
+  {
+    name: "all of a content-length body, then trailers with a pseudo-header (malformed)",
+    frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut", [{ name: "content-length", value: "3" }])), frame(FRAME.DATA, 0, 3, Buffer.from("abc")), frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 3, headerBlock([{ name: ":path", value: "/t" }]))],
+    then: "reset",
+  },
+  {
+    name: "a content-length body, then one DATA frame more than it",
+    frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut", [{ name: "content-length", value: "3" }])), frame(FRAME.DATA, 0, 3, Buffer.from("abc")), frame(FRAME.DATA, FLAG.END_STREAM, 3, Buffer.from("d"))],
+    then: "reset",
+  },
+  {
+    name: "content-length 0 without END_STREAM, then a DATA frame",
+    frames: [frame(FRAME.HEADERS, FLAG.END_HEADERS, 3, request("POST", "/cut", [{ name: "content-length", value: "0" }])), frame(FRAME.DATA, FLAG.END_STREAM, 3, Buffer.from("x"))],
+    then: "reset",
+  },
 ];
 
 for (const { name, frames, then } of CASES) {
