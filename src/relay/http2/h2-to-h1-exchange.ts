@@ -143,10 +143,9 @@ export class H2ToH1Exchange implements AdmissionWaiter, UpstreamOwner {
 
   readonly #onClientEnd = (): void => {
     // node:http2 also ends the readable side of a stream that a reset or its connection's close
-    // cut off (after 'aborted', or with its close code set): that request never ended, and its
-    // held byte or last chunk must not make it look whole.
-    const closedBy = this.#client.rstCode;
-    if (this.#client.aborted || (closedBy !== undefined && closedBy !== http2().constants.NGHTTP2_NO_ERROR)) return;
+    // cut off, once it has closed it: that request never ended, and its held byte or last chunk
+    // must not make it look whole. (A stream whose END_STREAM came is still open until we answer.)
+    if (this.#client.closed) return;
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream !== undefined && upstream.connected && !this.#requestSent && !this.#done) this.#sendRequestEnd(upstream);
