@@ -131,7 +131,7 @@ export class RelayServer implements ConnectionHost, Listener {
 
   switchToHttp2(connection: ClientConnection, rest: Buffer): void {
     this.#connections.delete(connection);
-    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS);
+    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS, HEADERS_TIMEOUT_MS);
     this.#h2.accept(connection.socket, rest, this.now);
   }
 

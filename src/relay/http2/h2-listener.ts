@@ -47,6 +47,11 @@ const SERVER_OPTIONS = {
 interface SessionState {
   open: number;
   idleSince: number;
+  /** The highest stream id node:http2 has handed us (its HEADERS complete). */
+  lastStreamId: number;
+  /** When the sweep first saw a header block begun and not finished (0: none), and its stream. */
+  headSince: number;
+  headStreamId: number;
   readonly remoteAddress: string | undefined;
 }
 
@@ -54,14 +59,17 @@ interface SessionState {
 export class H2Listener {
   readonly #parts: H2RoutingParts;
   readonly #keepAliveMs: number;
+  readonly #headTimeoutMs: number;
   readonly #sessions = new Map<Http2Session, SessionState>();
   #server: Http2Server | undefined;
   #closing = false;
   #now = 0;
 
-  constructor(parts: H2RoutingParts, keepAliveMs: number) {
+  /** `headTimeoutMs`: how long a stream's header block may take, as an HTTP/1.1 head. */
+  constructor(parts: H2RoutingParts, keepAliveMs: number, headTimeoutMs: number) {
     this.#parts = parts;
     this.#keepAliveMs = keepAliveMs;
+    this.#headTimeoutMs = headTimeoutMs;
   }
 
   /** Takes a socket whose first bytes were the preface; `rest` came after it in the same read. */
@@ -83,7 +91,7 @@ export class H2Listener {
   }
 
   #onSession(session: Http2Session): void {
-    const state: SessionState = { open: 0, idleSince: this.#now, remoteAddress: session.socket?.remoteAddress };
+    const state: SessionState = { open: 0, idleSince: this.#now, lastStreamId: 0, headSince: 0, headStreamId: 0, remoteAddress: session.socket?.remoteAddress };
     this.#sessions.set(session, state);
     session.on("error", ignore);
     session.on("close", () => this.#sessions.delete(session));
@@ -92,9 +100,14 @@ export class H2Listener {
   }
 
   #onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]): void {
+    // node:http2 emits 'stream' a tick after the HEADERS: an RST_STREAM read with them (the
+    // client's, or nghttp2's for a bad DATA frame) has destroyed it by then, and taken its session,
+    // so its client address. Nothing to forward; its 'error' is still to come.
+    if (stream.destroyed) return void stream.on("error", ignore);
     const state = this.#sessions.get(stream.session!);
     if (state !== undefined) {
       state.open++;
+      state.lastStreamId = Math.max(state.lastStreamId, stream.id ?? 0);
       stream.once("close", () => {
         if (--state.open === 0) state.idleSince = this.#now;
       });
@@ -137,12 +150,38 @@ export class H2Listener {
     for (const session of this.#sessions.keys()) session.destroy();
   }
 
-  /** One tick of the relay's coarse clock: a session without streams for the keep-alive time gets GOAWAY. */
+  /**
+   * One tick of the relay's coarse clock: a session without streams for the keep-alive time gets
+   * GOAWAY; one whose header block has been unfinished for the head timeout is ended.
+   */
   sweep(now: number): void {
     this.#now = now;
     for (const [session, state] of this.#sessions) {
-      if (state.open === 0 && now - state.idleSince >= this.#keepAliveMs && !session.closed) session.close();
+      if (this.#headTimedOut(session, state, now)) session.destroy();
+      else if (state.open === 0 && now - state.idleSince >= this.#keepAliveMs && !session.closed) session.close();
     }
+  }
+
+  /**
+   * A HEADERS frame that nghttp2 has taken (lastProcStreamID counts it from its first frame) and
+   * node:http2 never made a stream of: its block is unfinished (a client stalling, or trickling
+   * CONTINUATION frames), or nghttp2 refused it as malformed (then closing early costs nothing).
+   * Without this, such a session looks idle, and the GOAWAY of the idle close waits on the
+   * unfinished stream for ever: past the head timeout the session is destroyed (GOAWAY, then the
+   * close). While other streams are open they bound the connection; the timer starts after them.
+   */
+  #headTimedOut(session: Http2Session, state: SessionState, now: number): boolean {
+    const begun = state.open === 0 && !session.destroyed ? (session.state.lastProcStreamID ?? 0) : 0;
+    if (begun <= state.lastStreamId) {
+      state.headSince = 0;
+      return false;
+    }
+    if (state.headSince === 0 || state.headStreamId !== begun) {
+      state.headSince = now;
+      state.headStreamId = begun;
+      return false;
+    }
+    return now - state.headSince >= this.#headTimeoutMs;
   }
 }
 

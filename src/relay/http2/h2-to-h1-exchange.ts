@@ -24,6 +24,16 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
   readonly #record: RequestRecord;
   readonly #headText: string;
   readonly #framing: RequestBodyFraming;
+  /** Content-Length bytes still to come (0 without one). */
+  #bodyLeft: number;
+  /**
+   * The request's last byte, kept back until the client's END_STREAM. With a Content-Length (or
+   * with none and no body) the app takes the request as whole at that byte, but only at
+   * END_STREAM does nghttp2 know the stream well-formed (its DATA added up to the length, its
+   * trailers were valid) and not reset or cut off. A chunked body ends with its last chunk, sent
+   * then anyway.
+   */
+  #held: string | Buffer | undefined;
   #preRead: Buffer | undefined;
   #queued: QueuedRequest | undefined;
   #upstream: UpstreamConnection | undefined;
@@ -43,6 +53,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     const head = http1RequestHead(request, { target: context.pathPrefix + request.url, clientAddress: clientAddressOf(remoteAddress), upstreamHost: context.upstreamHost });
     this.#headText = head.text;
     this.#framing = head.framing;
+    this.#bodyLeft = head.framing === "length" ? Number(request.header("content-length")) : 0;
     client.pause();
     client.on("data", this.#onClientData);
     client.on("end", this.#onClientEnd);
@@ -82,16 +93,33 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
   #sendHead(): void {
     const upstream = this.#upstream!;
     upstream.socket.cork();
-    upstream.write(this.#headText);
+    if (!this.#clientEnded && this.#framing !== "chunked" && this.#bodyLeft === 0) {
+      upstream.write(this.#headText.slice(0, -1));
+      this.#held = "\n";
+    } else {
+      upstream.write(this.#headText);
+    }
     const preRead = this.#preRead;
     this.#preRead = undefined;
-    if (preRead !== undefined && preRead.length > 0) writeBodyChunk(upstream.socket, this.#framing === "chunked", preRead);
+    if (preRead !== undefined && preRead.length > 0) this.#writeBody(upstream, preRead);
     if (this.#clientEnded) this.#sendRequestEnd(upstream);
     upstream.socket.uncork();
     if (!this.#clientEnded) this.#client.resume();
   }
 
+  #writeBody(upstream: UpstreamConnection, chunk: Buffer): boolean {
+    if (this.#framing === "chunked") return writeBodyChunk(upstream.socket, true, chunk);
+    // nghttp2 lets no more DATA through than the content-length says.
+    this.#bodyLeft -= chunk.length;
+    if (this.#bodyLeft > 0 || chunk.length === 0) return upstream.socket.write(chunk);
+    this.#held = chunk.subarray(chunk.length - 1);
+    return chunk.length === 1 || upstream.socket.write(chunk.subarray(0, chunk.length - 1));
+  }
+
   #sendRequestEnd(upstream: UpstreamConnection): void {
+    const held = this.#held;
+    this.#held = undefined;
+    if (held !== undefined) upstream.write(held);
     if (this.#framing === "chunked") upstream.write(LAST_CHUNK);
     this.#requestSent = true;
     upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
@@ -101,10 +129,14 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     this.#context.garbage.streamed(chunk.length);
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
-    if (!writeBodyChunk(upstream.socket, this.#framing === "chunked", chunk)) this.#client.pause();
+    if (!this.#writeBody(upstream, chunk)) this.#client.pause();
   };
 
   readonly #onClientEnd = (): void => {
+    // node:http2 also ends the readable side of a stream that a reset or its connection's close
+    // cut off, once it has closed it: that request never ended, and its held byte or last chunk
+    // must not make it look whole. (A stream whose END_STREAM came is still open until we answer.)
+    if (this.#client.closed) return;
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream !== undefined && upstream.connected && !this.#requestSent && !this.#done) this.#sendRequestEnd(upstream);
