@@ -12,12 +12,8 @@ import { startupSnapshot } from "node:v8";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
 
 async function main(): Promise<void> {
-  // `--help | head`: a reader that leaves early is not an error of ours (no stack trace); the rest
-  // of the text is dropped and the exit code stays the command's own. The daemon never writes
-  // process.stdout (its log has a destination of its own, src/logger.ts).
-  process.stdout.on("error", ignoreClosedReader);
   const commandLine = parseCommandLine(process.argv.slice(2), process.env, {
-    writeOut: (text) => process.stdout.write(text),
+    writeOut: writeHelpOrVersion,
     writeErr: (text) => process.stderr.write(text),
   });
   if (commandLine.action === "exit") {
@@ -102,6 +98,17 @@ function exitOnKnownError(error: unknown, exit: (code: number) => Promise<never>
     return exit(error.exitCode);
   }
   throw error;
+}
+
+/**
+ * `--help` and `--version`: the only text for process.stdout. Its getter is reached nowhere else
+ * on purpose: for a pipe, node makes fd 1 non-blocking, and the app in the entrypoint form shares
+ * that file description. `--help | head`: a reader that leaves early is not an error of ours (no
+ * stack trace); the rest is dropped and the exit code stays the command's own.
+ */
+function writeHelpOrVersion(text: string): void {
+  process.stdout.off("error", ignoreClosedReader).on("error", ignoreClosedReader);
+  process.stdout.write(text);
 }
 
 function ignoreClosedReader(error: NodeJS.ErrnoException): void {
