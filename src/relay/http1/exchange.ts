@@ -19,6 +19,7 @@ import { headerValue, type RequestHead } from "./request-head.js";
 import { relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
 import type { Transaction } from "./transaction.js";
+import { sendOwnAnswer } from "./own-answer.js";
 import { openTunnel } from "./tunnel.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
 
@@ -387,12 +388,6 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   send(status: number, headers: readonly string[], body: Buffer): void {
     this.#done = true;
     // An intercepted 5xx was counted when the upstream's head came; the page keeps its status.
-    if (!this.#statusRecorded) this.#record.responseHead(status);
-    if (this.#request.method !== "HEAD") this.#record.bodySent(body.length);
-    this.#client.sendWhole(this.#request, status, headers, body);
-    this.#record.finished(false);
-    // The answer is settled; whatever is left of the request body is read and discarded.
-    this.#client.resumeForBody();
-    this.#client.responseEnded(this);
+    sendOwnAnswer(this.#client, this, this.#request, this.#record, this.#statusRecorded, { status, headers, body });
   }
 }

@@ -12,6 +12,7 @@ import type { ClientConnection } from "../http1/client-connection.js";
 import type { Transaction } from "../http1/transaction.js";
 import { clientAddressOf } from "../http1/forwarded-request-head.js";
 import type { RelayContext } from "../relay-context.js";
+import { sendOwnAnswer } from "../http1/own-answer.js";
 import type { RequestHead } from "../http1/request-head.js";
 import { RequestRecord } from "../request-record.js";
 import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
@@ -262,12 +263,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   /** A whole answer of our own, which finishes the exchange. */
   send(status: number, headers: readonly string[], body: Buffer): void {
     this.#done = true;
-    if (!this.#statusRecorded) this.#record.responseHead(status);
-    if (this.#request.method !== "HEAD") this.#record.bodySent(body.length);
-    this.#client.sendWhole(this.#request, status, headers, body);
-    this.#record.finished(false);
-    this.#client.resumeForBody();
-    this.#client.responseEnded(this);
+    sendOwnAnswer(this.#client, this, this.#request, this.#record, this.#statusRecorded, { status, headers, body });
   }
 }
 
