@@ -261,11 +261,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   onResponseEnd(keepAlive: boolean): void {
     const upstream = this.#upstream;
     this.#upstream = undefined;
-    if (upstream !== undefined) {
-      // Reused only when the app read the whole request: otherwise its framing is mid-body.
-      if (keepAlive && this.#requestSent && !this.#done) this.#context.pool.release(upstream);
-      else upstream.destroy();
-    }
+    if (upstream !== undefined) this.#context.pool.release(upstream, keepAlive && this.#requestSent && !this.#done);
     if (this.#done) return;
     if (this.#interceptedStatus !== 0) {
       const requestId = this.#record.requestId;

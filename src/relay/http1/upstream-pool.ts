@@ -83,8 +83,16 @@ export class UpstreamPool {
     return connection;
   }
 
-  /** The exchange is done with a connection that may carry another request. */
-  release(connection: UpstreamConnection): void {
+  /**
+   * The exchange is done with a connection: kept for another request when `reusable` (the app
+   * read the whole request and kept the connection alive), else closed, its framing being
+   * mid-message.
+   */
+  release(connection: UpstreamConnection, reusable: boolean): void {
+    if (!reusable) {
+      connection.destroy();
+      return;
+    }
     if (connection.socket.destroyed || connection.whenSettled(this.#makeIdle)) return;
     this.#makeIdle(connection);
   }

@@ -181,10 +181,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
   onResponseEnd(keepAlive: boolean): void {
     const upstream = this.#upstream;
     this.#upstream = undefined;
-    if (upstream !== undefined) {
-      if (keepAlive && this.#requestSent && !this.#done) this.#context.pool.release(upstream);
-      else upstream.destroy();
-    }
+    if (upstream !== undefined) this.#context.pool.release(upstream, keepAlive && this.#requestSent && !this.#done);
     if (this.#done || this.#responseEnded) return;
     this.#responseEnded = true;
     this.#client.end();
