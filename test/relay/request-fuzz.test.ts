@@ -3,6 +3,7 @@ import fc from "fast-check";
 import t from "tap";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { startRecordingUpstream } from "../helpers/recording-upstream.js";
+import { takingUncaught } from "../helpers/uncaught-capture.js";
 import { startReferenceServer } from "./reference-server.js";
 import { DEFECTS, disagreements, expectationFor, type Defect } from "./request-oracle.js";
 import { cuts, judge, requestBytes, runCase, type FuzzSetup } from "./request-fuzz.js";
@@ -97,21 +98,13 @@ t.test(`fuzz: ${runs} generated requests, in random pieces, agree with node:http
   await collectAfterBarrier(daemon.port, upstream);
   t.comment(`seed ${seed}${path === undefined ? "" : `, path ${path}`}: RELAY_FUZZ_SEED=${seed} replays this run`);
   const started = performance.now();
-  // The daemon runs in this process: while the fuzz runs, an uncaught exception is a finding of
-  // the case that caused it (with its bytes), not the end of the run. tap's handlers come back after.
-  const runnersHandlers = process.rawListeners("uncaughtException") as NodeJS.UncaughtExceptionListener[];
-  const takeUncaught = (error: Error) => setup.uncaught.push(error);
-  process.removeAllListeners("uncaughtException");
-  process.on("uncaughtException", takeUncaught);
-  try {
-    await fc.assert(
+  // The daemon runs in this process: an uncaught exception during a case is that case's finding.
+  await takingUncaught(setup.uncaught, () =>
+    fc.assert(
       fc.asyncProperty(requestBytes, cuts, (bytes, cutAt) => runCase(setup, bytes, cutAt)),
       { numRuns: runs, seed, examples: EXAMPLES, ...(path === undefined ? {} : { path, endOnFailure: true }) },
-    );
-  } finally {
-    process.off("uncaughtException", takeUncaught);
-    for (const handler of runnersHandlers) process.on("uncaughtException", handler);
-  }
+    ),
+  );
   t.same(setup.uncaught, [], "no uncaught exception outside a case");
   t.pass(`${runs} cases, 0 disagreements beyond today's known defects`);
   t.comment(`${runs} cases in ${((performance.now() - started) / 1000).toFixed(1)} s: ${[...setup.kinds].map(([kind, count]) => `${count} ${kind}`).join(", ")}`);

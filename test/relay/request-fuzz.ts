@@ -95,7 +95,7 @@ const request = fc
 
 /** Bytes that matter to the grammar, inserted or written over others. */
 const interestingByte = fc.constantFrom(0x0d, 0x0a, 0x00, 0x20, 0x09, 0x3a, 0x3b, 0x2c, 0x30, 0x61, 0x46, 0x7f, 0xff, 0x0b, 0x22, 0x5c, 0x2f, 0x3f, 0x23);
-type Mutation = { readonly kind: "flip" | "replace" | "insert" | "delete" | "truncate" | "duplicate"; readonly at: number; readonly length: number; readonly byte: number };
+export type Mutation = { readonly kind: "flip" | "replace" | "insert" | "delete" | "truncate" | "duplicate"; readonly at: number; readonly length: number; readonly byte: number };
 const mutation: fc.Arbitrary<Mutation> = fc.record({
   kind: fc.constantFrom("flip", "replace", "replace", "insert", "insert", "delete", "truncate", "duplicate"),
   at: fc.nat(),
@@ -103,11 +103,12 @@ const mutation: fc.Arbitrary<Mutation> = fc.record({
   byte: interestingByte,
 });
 
-function mutate(bytes: Buffer, mutations: readonly Mutation[]): Buffer {
+/** Applies byte mutations in turn; the first `keep` bytes stay as they are (the h2 fuzz keeps its preface). */
+export function mutate(bytes: Buffer, mutations: readonly Mutation[], keep = 0): Buffer {
   let out = bytes;
   for (const { kind, at, length, byte } of mutations) {
-    if (out.length === 0) break;
-    const index = at % out.length;
+    if (out.length <= keep) break;
+    const index = keep + (at % (out.length - keep));
     if (kind === "flip" || kind === "replace") {
       // A copy: the input may be the very buffer fast-check keeps to shrink from.
       out = Buffer.from(out);

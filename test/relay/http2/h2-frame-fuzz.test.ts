@@ -4,6 +4,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import t from "tap";
 import { startTestDaemon, type TestDaemon } from "../../helpers/in-process-daemon.js";
 import { startRecordingUpstream, type RecordingUpstream } from "../../helpers/recording-upstream.js";
+import { takingUncaught } from "../../helpers/uncaught-capture.js";
 import { exchange } from "../raw-exchange.js";
 import { cuts, piecesOf } from "../request-fuzz.js";
 import { buildConnection, connectionPlan, walkFrames, type BuiltConnection, type ConnectionPlan } from "./h2-fuzz-connection.js";
@@ -171,19 +172,12 @@ t.test(`fuzz: ${runs} h2 client connections, in random pieces, reach an HTTP/1.1
   t.comment(`seed ${seed}${path === undefined ? "" : `, path ${path}`}: H2_FUZZ_SEED=${seed} replays this run`);
   const started = performance.now();
   // The daemon runs in this process: an uncaught exception during a case is that case's finding.
-  const runnersHandlers = process.rawListeners("uncaughtException") as NodeJS.UncaughtExceptionListener[];
-  const takeUncaught = (error: Error) => setup.uncaught.push(error);
-  process.removeAllListeners("uncaughtException");
-  process.on("uncaughtException", takeUncaught);
-  try {
-    await fc.assert(
+  await takingUncaught(setup.uncaught, () =>
+    fc.assert(
       fc.asyncProperty(connectionPlan, cuts, (plan, cutAt) => runCase(setup, plan, cutAt)),
       { numRuns: runs, seed, ...(path === undefined ? {} : { path, endOnFailure: true }) },
-    );
-  } finally {
-    process.off("uncaughtException", takeUncaught);
-    for (const handler of runnersHandlers) process.on("uncaughtException", handler);
-  }
+    ),
+  );
   t.pass(`${runs} connections, every request the app got well-formed and sent`);
   t.comment(`${setup.cases} cases in ${((performance.now() - started) / 1000).toFixed(1)} s: ${[...setup.kinds].map(([kind, n]) => `${n} ${kind}`).join(", ")}`);
   t.comment(`hostile changes: ${[...setup.tweaks].sort().map(([kind, n]) => `${n} ${kind}`).join(", ")}`);

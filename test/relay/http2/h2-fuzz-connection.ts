@@ -2,6 +2,7 @@
 import fc from "fast-check";
 import { FLAG, FRAME, MAX_FRAME_PAYLOAD, PREFACE, frame, headerBlock, settingsFrame, type HeaderField } from "./h2-frames.js";
 import { buildStream, streamParts, type StreamSpec } from "./h2-fuzz-streams.js";
+import { mutate, type Mutation } from "../request-fuzz.js";
 
 /** How one stream's frames look on the wire. */
 const layout = fc.record({
@@ -23,11 +24,10 @@ const stray = fc.oneof(
 );
 
 type FrameMutation = { readonly kind: "drop" | "duplicate" | "swap" | "type" | "flags" | "stream" | "length"; readonly at: number; readonly value: number };
-type ByteMutation = { readonly kind: "flip" | "replace" | "insert" | "delete" | "truncate" | "duplicate"; readonly at: number; readonly length: number; readonly byte: number };
 const frameMutation: fc.Arbitrary<FrameMutation> = fc.record({ kind: fc.constantFrom("drop", "duplicate", "swap", "type", "flags", "stream", "length"), at: fc.nat(), value: fc.nat() });
 /** Bytes that mean something in a frame header or an HPACK block. */
 const interestingByte = fc.constantFrom(0x00, 0x01, 0x04, 0x05, 0x08, 0x09, 0x20, 0x24, 0x3f, 0x40, 0x7f, 0x80, 0x82, 0xff, 0x0d, 0x0a, 0x3a);
-const byteMutation: fc.Arbitrary<ByteMutation> = fc.record({
+const byteMutation: fc.Arbitrary<Mutation> = fc.record({
   kind: fc.constantFrom("flip", "replace", "replace", "insert", "delete", "truncate", "duplicate"),
   at: fc.nat(),
   length: fc.integer({ min: 1, max: 40 }),
@@ -147,23 +147,6 @@ function mutateFrames(frames: Buffer[], mutations: readonly FrameMutation[]): Bu
   return out;
 }
 
-function mutateBytes(bytes: Buffer, mutations: readonly ByteMutation[]): Buffer {
-  let out = bytes;
-  for (const { kind, at, length, byte } of mutations) {
-    // The preface stays: what follows a broken one is the HTTP/1.1 fuzz's business.
-    if (out.length <= PREFACE.length) break;
-    const index = PREFACE.length + (at % (out.length - PREFACE.length));
-    if (kind === "flip" || kind === "replace") {
-      out = Buffer.from(out);
-      out[index] = kind === "flip" ? out[index]! ^ (1 << length % 8) : byte;
-    } else if (kind === "insert") out = Buffer.concat([out.subarray(0, index), Buffer.from([byte]), out.subarray(index)]);
-    else if (kind === "delete") out = Buffer.concat([out.subarray(0, index), out.subarray(index + 1)]);
-    else if (kind === "truncate") out = out.subarray(0, index);
-    else out = Buffer.concat([out.subarray(0, index + length), out.subarray(index, index + length), out.subarray(index + length)]);
-  }
-  return out;
-}
-
 /** The plan as bytes; `caseNo` makes each stream's marker unique in the run. */
 export function buildConnection(plan: ConnectionPlan, caseNo: number): BuiltConnection {
   const streams = plan.streams.map(([parts], index): BuiltStream => {
@@ -176,7 +159,8 @@ export function buildConnection(plan: ConnectionPlan, caseNo: number): BuiltConn
   const mutations = plan.mutations;
   if (mutations !== null) frames = mutateFrames(frames, mutations.frames);
   let bytes: Buffer = Buffer.concat([PREFACE, ...frames]);
-  if (mutations !== null) bytes = mutateBytes(bytes, mutations.bytes);
+  // The preface stays: what follows a broken one is the HTTP/1.1 fuzz's business.
+  if (mutations !== null) bytes = mutate(bytes, mutations.bytes, PREFACE.length);
   return { streams, bytes, mutated: mutations !== null };
 }
 
