@@ -70,6 +70,15 @@ export async function accessLogCost({ rounds, seconds, binary, baseline }) {
     return { build, ratios: perRound(on.runs, off.runs, "cpuPerRequest") };
   });
   const lines = ratios.map(({ build, ratios }) => `Access log cost (${build}): CPU per request with \`--access-log\` / without, per round: ${ratioList(ratios)} (target ≤ 1.10x).`);
+  // With a --baseline, the same rounds also compare the two builds' HTTP/1.1 relay, each way:
+  // side by side, so the neighbours each round had are the same for both.
+  if (baseline) {
+    for (const [index, way] of ["no access log", "--access-log"].entries()) {
+      const current = started.filter((target) => target.build === "this build")[index];
+      const old = started.filter((target) => target.build === "--baseline")[index];
+      lines.push(`This build / --baseline, ${way}: CPU per request, per round: ${ratioList(perRound(current.runs, old.runs, "cpuPerRequest"))}.`);
+    }
+  }
   return {
     markdown: [table(["target", "requests/s", "CPU µs/request", "stdout bytes/request", "errors"], rows), "", ...lines].join("\n"),
     ratio: median(ratios[0].ratios),

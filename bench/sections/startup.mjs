@@ -96,8 +96,9 @@ function buildFloorBinary(runtime, root) {
   }
 }
 
-export async function startup({ runs, runtime, binary, root, rssAfterRunMb }) {
+export async function startup({ runs, runtime, binary, baseline, root, rssAfterRunMb }) {
   const ready = [];
+  const baselineReady = [];
   const bare = [];
   const idleRss = [];
   const floor = buildFloorBinary(runtime, root);
@@ -107,6 +108,12 @@ export async function startup({ runs, runtime, binary, root, rssAfterRunMb }) {
     if (floor.binary) {
       const started = await timeToHealthy([floor.binary]);
       floorReady.push(started.ms);
+      await stop(started.child);
+    }
+    // A --baseline build starts in the same passes, so "start-up unchanged" is one run's ratio.
+    if (baseline) {
+      const started = await timeToHealthy([baseline]);
+      baselineReady.push(started.ms);
       await stop(started.child);
     }
     const { ms, child } = await timeToHealthy([binary]);
@@ -128,6 +135,7 @@ export async function startup({ runs, runtime, binary, root, rssAfterRunMb }) {
     ["`node -e 0`, same runtime", spread(bare, 0)],
     ["ratio", `${ratio.toFixed(2)}x`],
     ...floorRows,
+    ...(baseline ? [["--baseline: exec to first /health 200; binary / --baseline", `${spread(baselineReady, 0)}; ${(median(ready) / median(baselineReady)).toFixed(2)}x`]] : []),
     ["RssAnon idle after start, MB", spread(idleRss, 1)],
     ["RssAnon after the proxy run (section 1), MB", rssAfterRunMb === undefined ? "not measured" : rssAfterRunMb.toFixed(1)],
     ["binary size, MB", (statSync(binary).size / 1e6).toFixed(1)],
