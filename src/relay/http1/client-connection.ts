@@ -1,17 +1,15 @@
 // One accepted client connection: parses its requests with llhttp, runs them one at a time in order, writes their answers, keeps it alive or closes it.
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
-import type { ResponseWriter } from "../../http/response-writer.js";
 import { BODY, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 import type { ParserPool } from "./parser-pool.js";
-import { PAUSED_FOR_BODY, PAUSED_FOR_CLIENT, PAUSED_FOR_ERROR, PAUSED_FOR_PIPELINE, PAUSED_FOR_UPGRADE, type ReadGate } from "./read-gate.js";
+import { PAUSED_FOR_BODY, PAUSED_FOR_CLIENT, PAUSED_FOR_ERROR, PAUSED_FOR_PIPELINE, type ReadGate } from "./read-gate.js";
 import { RequestReader } from "./request-reader.js";
 import { RequestHead } from "./request-head.js";
 import { RequestPipeline } from "./request-pipeline.js";
 import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
 import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer } from "./connection-refusals.js";
-import { ownResponseHead } from "./response-head.js";
 
 /** What the connection asks of the server that accepted it. */
 export interface ConnectionHost {
@@ -30,9 +28,6 @@ export interface ConnectionHost {
   /** A defect of ours was contained: logged (throttled) and counted. */
   reportFault(error: unknown): void;
 }
-
-/** The 24-byte preface (RFC 9113 §3.4), which llhttp reads as `PRI * HTTP/2.0` and stops after. */
-const H2_PREFACE_LENGTH = 24;
 
 /**
  * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
@@ -54,8 +49,6 @@ export class ClientConnection {
   #closeAfter = false;
   /** A parse error to answer once the requests before it have been answered. */
   #pendingError: ParseError | undefined;
-  /** An upgrade request was parsed: what follows its head belongs to the tunnel. */
-  #upgradeRest: Buffer[] | undefined;
   #detached = false;
   /** The connection's end was written: nothing more is started on it. */
   #ending = false;
@@ -92,9 +85,6 @@ export class ClientConnection {
     this.#reader = new RequestReader(socket, host.parsers, handler, (result) => this.#afterRead(result));
     this.#reading = this.#reader.gate;
     socket.setNoDelay(true);
-    // The listener keeps the socket flowing, so its end is seen; reads reach it only while the
-    // connection has no parser reading the handle (RequestReader).
-    socket.on("data", (data: Buffer) => this.#onData(data));
     // Each socket event is an entry from the event loop: a throw ends this connection only.
     socket.on("drain", () => this.#contained(this.#onDrain));
     socket.on("end", () => this.#contained(this.#onEnd));
@@ -176,34 +166,6 @@ export class ClientConnection {
     this.#closeAfter = true;
   }
 
-  /**
-   * A whole answer of our own (health paths, proxy-made errors). The body is left out for HEAD;
-   * head and body leave in one write.
-   */
-  sendWhole(request: RequestHead, status: number, headers: readonly string[], body: Buffer): void {
-    if (this.socket.destroyed) return;
-    const keepAlive = this.keepAlive;
-    this.socket.cork();
-    this.write(ownResponseHead(status, headers, keepAlive));
-    if (request.method !== "HEAD" && body.length > 0) this.socket.write(body);
-    this.socket.uncork();
-  }
-
-  /** A writer for one transaction's whole answer, which ends that transaction's response. */
-  writerFor(request: RequestHead, transaction: Transaction): ResponseWriter {
-    return {
-      // Called at once, or later from a readiness check's promise: its own boundary either way.
-      send: (status, headers, body) => {
-        try {
-          this.sendWhole(request, status, headers, body);
-          this.responseEnded(transaction);
-        } catch (error) {
-          this.fault(error);
-        }
-      },
-    };
-  }
-
   /** The transaction's response is complete; the next request is served once its own request has been read. */
   responseEnded(transaction: Transaction): void {
     if (this.#requests.responseEnded(transaction)) this.#advance();
@@ -225,30 +187,14 @@ export class ClientConnection {
   }
 
   get #betweenMessages(): boolean {
-    return this.#requests.parsing === undefined && this.headStartedAt === 0 && this.#lastKeepAlive && this.#upgradeRest === undefined && this.#pendingError === undefined && !this.#closeAfter && !this.#ending && !this.#detached && !this.#faulted;
+    return this.#requests.parsing === undefined && this.headStartedAt === 0 && this.#lastKeepAlive && !this.#reader.holdingForUpgrade && this.#pendingError === undefined && !this.#closeAfter && !this.#ending && !this.#detached && !this.#faulted;
   }
 
   /** The socket is the tunnel's now: no more parsing; the bytes read after the upgrade head are handed over. */
   detach(): Buffer {
     this.#detached = true;
-    this.socket.removeAllListeners("data");
     this.socket.removeAllListeners("drain");
-    this.#reader.stop();
-    const rest = Buffer.concat(this.#upgradeRest ?? []);
-    this.#upgradeRest = undefined;
-    return rest;
-  }
-
-  #onData(data: Buffer): void {
-    if (this.#upgradeRest !== undefined) {
-      this.#upgradeRest.push(data);
-      return;
-    }
-    try {
-      this.#reader.parse(data);
-    } catch (error) {
-      this.fault(error);
-    }
+    return this.#reader.handOver();
   }
 
   /** A client that half-closes while an answer is owed is gone, as node:http treats it; an idle one gets our end once what was written is out. */
@@ -260,13 +206,9 @@ export class ClientConnection {
   /** What follows the parse of one read: an error answered, an upgrade's rest kept, the heads it completed started. */
   #afterRead(result: number | ParseError): void {
     if (isParseError(result)) {
-      if (result.code === "HPE_PAUSED_H2_UPGRADE" && this.#startsWithPreface(result)) return;
+      if (result.code === "HPE_PAUSED_H2_UPGRADE" && this.#switchedToHttp2(result)) return;
       this.#onParseError(result);
-    } else if (this.#upgradeRest !== undefined) {
-      // Only an upgrade head stops llhttp short of the end of a read.
-      const data = this.#reader.currentRead();
-      if (result < data.length) this.#upgradeRest.push(data.subarray(result));
-    }
+    } else if (this.#reader.holdingForUpgrade) this.#reader.keepUpgradeRest(result);
     // Heads parsed in this read start only now: a request whose bytes end in a parse error
     // within the same read never reaches the app.
     this.#startNext();
@@ -274,9 +216,9 @@ export class ClientConnection {
   }
 
   /** Prior knowledge: the preface was the connection's very first bytes; then the socket goes to the h2 side. */
-  #startsWithPreface(error: ParseError): boolean {
-    const rest = this.#reader.currentRead().subarray(error.bytesParsed);
-    if (this.socket.bytesRead - rest.length !== H2_PREFACE_LENGTH) return false;
+  #switchedToHttp2(error: ParseError): boolean {
+    const rest = this.#reader.restAfterPreface(error.bytesParsed);
+    if (rest === undefined) return false;
     this.headStartedAt = 0;
     this.detach();
     this.socket.removeAllListeners("end");
@@ -293,10 +235,7 @@ export class ClientConnection {
     const transaction = this.#host.transactionFor(request, this);
     this.#requests.parsed(transaction, request.keepAlive);
     this.#lastKeepAlive = request.keepAlive;
-    if (request.upgrade) {
-      this.#upgradeRest = [];
-      this.#reading.pause(PAUSED_FOR_UPGRADE);
-    }
+    if (request.upgrade) this.#reader.holdForUpgrade();
     return BODY.parse;
   }
 
@@ -391,18 +330,7 @@ export class ClientConnection {
   /** node:http's answers to what its parser refused: 400, 431 for a head too large, 413 for chunk extensions. */
   #answerParseError(error: ParseError): void {
     this.#pendingError = undefined;
-    if (this.#endWith(parseErrorAnswer(error.code))) this.#discardInput();
-  }
-
-  /**
-   * After our end on a parse error, what the client still sends is read and dropped: its FIN
-   * must be seen so the connection closes with it (left unread, it lingered until the head
-   * timer and held the drain for 10 s), and closing with bytes unread would reset our answer.
-   */
-  #discardInput(): void {
-    this.socket.removeAllListeners("data");
-    this.socket.on("data", () => {});
-    this.#reader.stop();
+    if (this.#endWith(parseErrorAnswer(error.code))) this.#reader.discardInput();
   }
 
   /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */

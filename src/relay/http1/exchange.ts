@@ -15,21 +15,17 @@ import type { ClientConnection } from "./client-connection.js";
 import type { RequestBodyFraming } from "./forwarded-request-head.js";
 import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
-import { headerValue, type RequestHead } from "./request-head.js";
+import type { RequestHead } from "./request-head.js";
+import { HeldRequestBody } from "./held-request-body.js";
+import { MAX_INTERIM_HEADS, relayInterimHead, switchingProtocolsHead, unaskedSwitch } from "./interim-responses.js";
 import { relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
 import type { Transaction } from "./transaction.js";
-import { sendOwnAnswer } from "./own-answer.js";
+import { sendOwnAnswer, writeWholeAnswer } from "./own-answer.js";
 import { openTunnel } from "./tunnel.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
 
 const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
-/** The 101 handshake's own hop-by-hop headers, which pass with it. */
-const UPGRADE_HEADERS = ["upgrade", "connection"];
-/** How much request body is held while queued or connecting before reading stops. */
-const HELD_BODY_BYTES = 64 * 1024;
-/** Interim answers relayed per response at most: an app that sends more is failing (nginx takes 1-2, curl any). */
-const MAX_INTERIM_HEADS = 32;
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
 export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter {
@@ -43,8 +39,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   #framing: RequestBodyFraming = "none";
   #expectsContinue = false;
   /** Request body that came before the upstream connection was ready. */
-  #pendingBody: Buffer[] | undefined;
-  #pendingBytes = 0;
+  #heldBody: HeldRequestBody | undefined;
   #upgrade: "websocket" | "other" | undefined;
   #requestEnded = false;
   /** The whole request (head, body, last chunk) has been written upstream. */
@@ -142,9 +137,8 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     const upstream = this.#upstream!;
     upstream.socket.cork();
     upstream.write(this.#headText);
-    const pending = this.#pendingBody;
-    this.#pendingBody = undefined;
-    if (pending !== undefined) for (const chunk of pending) writeBodyChunk(upstream.socket, this.#framing === "chunked", chunk);
+    this.#heldBody?.writeTo(upstream.socket, this.#framing === "chunked");
+    this.#heldBody = undefined;
     if (this.#requestEnded) this.#sendRequestEnd(upstream);
     upstream.socket.uncork();
     this.#client.resumeForBody();
@@ -155,11 +149,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     if (this.#done || this.#responseStarted) return; // answered already (an early 413): the rest is discarded
     const upstream = this.#upstream;
     if (upstream === undefined || !upstream.connected) {
-      // Queued or connecting: up to 64 KiB is held and reading goes on, so a client that leaves
-      // the queue is seen (a typical API body fits whole); past it reading stops until sent.
-      (this.#pendingBody ??= []).push(chunk);
-      this.#pendingBytes += chunk.length;
-      if (this.#pendingBytes > HELD_BODY_BYTES) this.#client.pauseForBody();
+      if ((this.#heldBody ??= new HeldRequestBody()).hold(chunk)) this.#client.pauseForBody();
       return;
     }
     if (!writeBodyChunk(upstream.socket, this.#framing === "chunked", chunk)) this.#client.pauseForBody();
@@ -207,38 +197,29 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     return method === "HEAD" ? BODY.skip : BODY.parse;
   }
 
-  /**
-   * Interim answers (100 Continue, 103 Early Hints) go to HTTP/1.1 clients as they come, held
-   * back by the client's socket like body bytes, and only so many: a flood of them is a 502.
-   */
+  /** Interim answers (100 Continue, 103 Early Hints) are relayed as they come, and only so many: a flood of them is a 502. */
   #onInterimHead(head: ParsedHead): BodyDirective {
-    if (++this.#interimHeads > MAX_INTERIM_HEADS) {
-      const upstream = this.#upstream;
-      this.#upstream = undefined;
-      upstream?.destroy();
-      this.#failBeforeHead(502, new Error(`upstream sent more than ${MAX_INTERIM_HEADS} interim responses`), "upstream unavailable");
-      return BODY.skip;
-    }
-    if (this.#request.versionMinor >= 1) {
-      const writable = this.#client.write(relayedResponseHead(head.statusCode, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
-      if (!writable) this.#upstream?.pauseReading();
-    }
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) return this.#failOnHead(new Error(`upstream sent more than ${MAX_INTERIM_HEADS} interim responses`), "upstream unavailable");
+    if (!relayInterimHead(this.#client, this.#request, head)) this.#upstream?.pauseReading();
     return BODY.parse;
   }
 
   /** Only a 101 to the WebSocket asked for becomes a tunnel; anything else is a 502, never a raw pipe. */
   #onSwitchingProtocols(head: ParsedHead): BodyDirective {
-    const switchedTo = headerValue(head.headers, "upgrade");
-    if (this.#upgrade !== "websocket" || (switchedTo ?? "").toLowerCase() !== "websocket") {
-      const upstream = this.#upstream;
-      this.#upstream = undefined;
-      upstream?.destroy();
-      this.#failBeforeHead(502, new Error(`upstream switched to ${JSON.stringify(switchedTo ?? "")}`), "upstream switched to a protocol that was not asked for");
-      return BODY.skip;
-    }
+    const unasked = unaskedSwitch(this.#upgrade, head);
+    if (unasked !== undefined) return this.#failOnHead(new Error(`upstream switched to ${JSON.stringify(unasked)}`), "upstream switched to a protocol that was not asked for");
     this.#record.upstreamHead(101);
-    this.#client.write(relayedResponseHead(101, head.statusMessage, head.headers, { hasContentLength: true, hasDate: true }, "none", false, UPGRADE_HEADERS));
+    this.#client.write(switchingProtocolsHead(head));
     return BODY.upgrade;
+  }
+
+  /** A head the client must not get: the upstream connection is dropped and the answer is a 502. */
+  #failOnHead(error: Error, reason: string): BodyDirective {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    this.#failBeforeHead(502, error, reason);
+    return BODY.skip;
   }
 
   /** A WebSocket is open: no longer in flight, but it holds its concurrency slot until it closes. */
@@ -323,7 +304,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     const writer: ResponseWriter = {
       send: (status, headers, body) => {
         if (!statusRecorded) this.#record.responseHead(status);
-        this.#client.sendWhole(this.#request, status, headers, body);
+        writeWholeAnswer(this.#client, this.#request, status, headers, body);
       },
     };
     this.#context.errors.send(this.#request, writer, 502, this.#record.requestId);

@@ -2,6 +2,7 @@
 import type { ResponseWriter } from "../../http/response-writer.js";
 import type { ClientConnection } from "./client-connection.js";
 import type { Transaction } from "./transaction.js";
+import { wholeAnswerWriter } from "./own-answer.js";
 import type { RequestHead } from "./request-head.js";
 
 /** Writes the whole answer to `request` through `writer`. */
@@ -20,7 +21,7 @@ export class LocalAnswer implements Transaction {
   }
 
   start(): void {
-    this.#answer(this.#request, this.#client.writerFor(this.#request, this), this.#client);
+    this.#answer(this.#request, wholeAnswerWriter(this.#client, this.#request, this), this.#client);
   }
 
   onRequestBody(): void {}

@@ -2,7 +2,10 @@
 import type { Socket } from "node:net";
 import type { HttpParser, ParseError, ParserHandler } from "./llhttp-binding.js";
 import type { ParserPool } from "./parser-pool.js";
-import { ReadGate } from "./read-gate.js";
+import { PAUSED_FOR_UPGRADE, ReadGate } from "./read-gate.js";
+
+/** The 24-byte preface (RFC 9113 §3.4), which llhttp reads as `PRI * HTTP/2.0` and stops after. */
+const H2_PREFACE_LENGTH = 24;
 
 /**
  * A connection starts with no parser: its first bytes come as a `data` event, a parser is lent
@@ -27,6 +30,8 @@ export class RequestReader {
   #stopped = false;
   /** A read came since the sweep last looked (see parkIfQuiet). */
   #readSinceSweep = false;
+  /** An upgrade head was parsed: the bytes after it, kept unparsed for a tunnel (see holdForUpgrade). */
+  #upgradeRest: Buffer[] | undefined;
 
   /** `onRead` gets each read's result, after its callbacks to `handler` ran. */
   constructor(socket: Socket, pool: ParserPool, handler: ParserHandler, onRead: (result: number | ParseError) => void) {
@@ -35,6 +40,15 @@ export class RequestReader {
     this.#handler = handler;
     this.#onRead = onRead;
     this.gate = new ReadGate(socket, false);
+    // The listener keeps the socket flowing, so its end is seen; reads reach this only while no
+    // parser reads the handle. A throw in a parse ends this connection only.
+    socket.on("data", (data: Buffer) => {
+      try {
+        this.parse(data);
+      } catch (error) {
+        handler.onFault(error);
+      }
+    });
   }
 
   /** Whether a parser is lent to this connection now. */
@@ -44,6 +58,10 @@ export class RequestReader {
 
   /** A read that came as a `data` event: parsed (a parser lent first if there is none), then the parser takes the handle for the reads after it. */
   parse(data: Buffer): void {
+    if (this.#upgradeRest !== undefined) {
+      this.#upgradeRest.push(data);
+      return;
+    }
     this.#readSinceSweep = true;
     const parser = (this.#parser ??= this.#pool.lend(this.#handler));
     this.#streamRead = data;
@@ -67,6 +85,52 @@ export class RequestReader {
   /** The read being parsed (what follows an upgrade head, or the HTTP/2 preface, is in it). */
   currentRead(): Buffer {
     return this.#streamRead ?? this.#parser?.currentRead() ?? Buffer.alloc(0);
+  }
+
+  /** Whether an upgrade head was parsed, so what follows it is kept for a tunnel. */
+  get holdingForUpgrade(): boolean {
+    return this.#upgradeRest !== undefined;
+  }
+
+  /** An upgrade head was parsed: reading stops, and what follows the head, in this read or later, is kept unparsed. */
+  holdForUpgrade(): void {
+    this.#upgradeRest = [];
+    this.gate.pause(PAUSED_FOR_UPGRADE);
+  }
+
+  /** After a read that held an upgrade head: llhttp stopped after `parsed` bytes (only an upgrade head stops it short), the rest is kept. */
+  keepUpgradeRest(parsed: number): void {
+    const data = this.currentRead();
+    if (parsed < data.length) this.#upgradeRest?.push(data.subarray(parsed));
+  }
+
+  /**
+   * llhttp stopped at `PRI * HTTP/2.0` after `parsed` bytes of this read: when that was the
+   * HTTP/2 preface as the connection's very first bytes (prior knowledge), what followed it.
+   */
+  restAfterPreface(parsed: number): Buffer | undefined {
+    const rest = this.currentRead().subarray(parsed);
+    return this.#socket.bytesRead - rest.length === H2_PREFACE_LENGTH ? rest : undefined;
+  }
+
+  /** The socket is another's now (a tunnel, HTTP/2): parsing stops and the bytes kept after an upgrade head are handed over. */
+  handOver(): Buffer {
+    this.#socket.removeAllListeners("data");
+    this.stop();
+    const rest = Buffer.concat(this.#upgradeRest ?? []);
+    this.#upgradeRest = undefined;
+    return rest;
+  }
+
+  /**
+   * After our end on a parse error, what the client still sends is read and dropped: its FIN
+   * must be seen so the connection closes with it (left unread, it lingered until the head
+   * timer and held the drain for 10 s), and closing with bytes unread would reset our answer.
+   */
+  discardInput(): void {
+    this.#socket.removeAllListeners("data");
+    this.#socket.on("data", () => {});
+    this.stop();
   }
 
   /**

@@ -1,0 +1,27 @@
+// Request body that came before its upstream connection was ready (queued or connecting): held up to a bound, then written behind the head.
+import type { Socket } from "node:net";
+import { writeBodyChunk } from "./body-framing.js";
+
+/** How much request body is held while queued or connecting before reading stops. */
+const HELD_BODY_BYTES = 64 * 1024;
+
+/**
+ * Up to 64 KiB is held and reading goes on, so a client that leaves the queue is seen (a typical
+ * API body fits whole); past it the connection stops reading until the body is sent.
+ */
+export class HeldRequestBody {
+  readonly #chunks: Buffer[] = [];
+  #bytes = 0;
+
+  /** Holds `chunk`; true when the held body is past the bound, so reading should stop. */
+  hold(chunk: Buffer): boolean {
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    return this.#bytes > HELD_BODY_BYTES;
+  }
+
+  /** Writes what was held, in order, framed as the forwarded head said. */
+  writeTo(socket: Socket, chunked: boolean): void {
+    for (const chunk of this.#chunks) writeBodyChunk(socket, chunked, chunk);
+  }
+}

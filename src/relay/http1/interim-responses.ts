@@ -1,0 +1,30 @@
+// The answers an HTTP/1.1 app sends before its final one: interim heads (100, 103) relayed to clients that can read them, and a 101 checked against the upgrade that was asked for.
+import type { ClientConnection } from "./client-connection.js";
+import type { ParsedHead } from "./llhttp-binding.js";
+import { headerValue, type RequestHead } from "./request-head.js";
+import { relayedResponseHead, upstreamHeaderFacts } from "./response-head.js";
+
+/** Interim answers relayed per response at most: an app that sends more is failing (nginx takes 1-2, curl any). */
+export const MAX_INTERIM_HEADS = 32;
+/** The 101 handshake's own hop-by-hop headers, which pass with it. */
+const UPGRADE_HEADERS = ["upgrade", "connection"];
+
+/**
+ * An interim head goes to an HTTP/1.1 client as it comes (an HTTP/1.0 one cannot read it), held
+ * back by the client's socket like body bytes: false when the upstream should pause.
+ */
+export function relayInterimHead(client: ClientConnection, request: RequestHead, head: ParsedHead): boolean {
+  if (request.versionMinor < 1) return true;
+  return client.write(relayedResponseHead(head.statusCode, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
+}
+
+/** Only a 101 to the WebSocket asked for becomes a tunnel: what it switched to otherwise (for the 502's log line), undefined when it is that. */
+export function unaskedSwitch(upgrade: "websocket" | "other" | undefined, head: ParsedHead): string | undefined {
+  const switchedTo = headerValue(head.headers, "upgrade") ?? "";
+  return upgrade === "websocket" && switchedTo.toLowerCase() === "websocket" ? undefined : switchedTo;
+}
+
+/** The 101 as the client gets it: its Upgrade and Connection pass, and the connection is the tunnel's after it. */
+export function switchingProtocolsHead(head: ParsedHead): string {
+  return relayedResponseHead(101, head.statusMessage, head.headers, { hasContentLength: true, hasDate: true }, "none", false, UPGRADE_HEADERS);
+}
