@@ -38,7 +38,7 @@ export class ClientConnection {
   readonly socket: Socket;
   readonly remoteAddress: string | undefined;
   readonly #host: ConnectionHost;
-  /** Its parser, lent while there is something to parse (see parkParser). */
+  /** Its parser, lent while there is something to parse (see parkParser), and the bytes that are not the parser's (an upgrade's, HTTP/2's). */
   readonly #reader: RequestReader;
   /** Its requests in order: the one being answered and those parsed behind it. */
   readonly #requests = new RequestPipeline();

@@ -1,4 +1,4 @@
-// How a client connection's bytes reach a parser: lent one from the pool when bytes come, reading the handle itself while it has one, giving it back while the connection waits.
+// How a client connection's bytes reach a parser: lent one from the pool when bytes come, reading the handle itself while it has one, giving it back while the connection waits; and the bytes that are not the parser's (after an upgrade head, after the HTTP/2 preface, after a parse error).
 import type { Socket } from "node:net";
 import type { HttpParser, ParseError, ParserHandler } from "./llhttp-binding.js";
 import type { ParserPool } from "./parser-pool.js";
