@@ -7,6 +7,7 @@ import { matchHealthPath } from "../http/health.js";
 import { ClientConnection, type ConnectionHost } from "./http1/client-connection.js";
 import type { Transaction } from "./http1/transaction.js";
 import { Exchange } from "./http1/exchange.js";
+import { relaysTransferCoding } from "./http1/forward-plan.js";
 import { faultAt } from "./fault-injection.js";
 import { LocalAnswer } from "./http1/local-answer.js";
 import type { RelayContext } from "./relay-context.js";
@@ -101,13 +102,16 @@ export class RelayServer implements ConnectionHost, Listener {
   }
 
   transactionFor(request: RequestHead, connection: ClientConnection): Transaction {
-    const { health, context } = this.#parts;
+    const health = this.#parts.health;
     // Only HTTP/1.x is relayed: llhttp reads 0.9 and 2.0 request lines, which must not go upstream as 1.1.
     if (request.versionMajor !== 1) return new LocalAnswer(connection, request, refuseVersion);
     // RFC 9112 §3.2: an HTTP/1.1 request names its Host exactly once (node:http's requireHostHeader
     // covers the missing one); with two, the app and we could disagree on which is meant.
     const hosts = request.count("host");
     if (hosts > 1 || (hosts === 0 && request.versionMinor === 1)) return new LocalAnswer(connection, request, refuseHost);
+    // A coding we cannot relay goes to the exchange, which refuses it (501, then the close) before
+    // anything else is judged: a 417 or a health answer would keep such a connection reading on.
+    if (!relaysTransferCoding(request)) return this.#exchangeFor(request, connection);
     // node:http's rule, before anything else is looked at: an HTTP/1.1 expectation other than
     // 100-continue is a 417 (the connection stays open), for the health paths too; node:http
     // hands upgrades and CONNECT to their own events, where no expectation is looked at.
@@ -121,6 +125,12 @@ export class RelayServer implements ConnectionHost, Listener {
     if (healthPath === "single check" && health.ownsSingleCheck(request.url)) {
       return new LocalAnswer(connection, request, (own, writer) => health.singleCheck(own, writer));
     }
+    return this.#exchangeFor(request, connection);
+  }
+
+  /** A request for the app: relayed in the protocol it speaks. */
+  #exchangeFor(request: RequestHead, connection: ClientConnection): Transaction {
+    const context = this.#parts.context;
     if (this.#h2cForHttp1 !== undefined && !request.upgrade) return new H1ToH2cExchange(context, this.#h2cForHttp1, connection, request);
     return new Exchange(context, connection, request);
   }

@@ -42,10 +42,8 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     if (request.method === "CONNECT") return refuse(400, "CONNECT is not supported", "CONNECT is not a reverse proxy's to serve");
     upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
   }
-  // llhttp accepts any codings before a final chunked; we re-chunk and drop the header, so an
-  // app would take gzip-coded bytes for the body. Only plain chunked is relayed (RFC 9112 §6.1: 501).
-  const transferEncoding = request.header("transfer-encoding");
-  if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== "chunked") {
+  if (!relaysTransferCoding(request)) {
+    const transferEncoding = request.header("transfer-encoding")!;
     return transferEncoding.trim() === ""
       ? refuse(400, "bad request framing", "an empty Transfer-Encoding")
       : refuse(501, "transfer coding not supported", `Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
@@ -60,6 +58,15 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     upgrade,
   });
   return { kind: "forward", head, upgrade, expectsContinue: expectation !== undefined };
+}
+
+/**
+ * llhttp accepts any codings before a final chunked; we re-chunk and drop the header, so an app
+ * would take gzip-coded bytes for the body. Only none or plain chunked is relayed (RFC 9112 §6.1: 501).
+ */
+export function relaysTransferCoding(request: RequestHead): boolean {
+  const transferEncoding = request.header("transfer-encoding");
+  return transferEncoding === undefined || transferEncoding.trim().toLowerCase() === "chunked";
 }
 
 function refuse(status: 400 | 501, reason: string, detail: string): Refusal {

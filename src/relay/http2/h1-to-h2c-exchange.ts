@@ -11,6 +11,7 @@ import { recordGrpcFormError, refusalAnswer } from "../own-errors.js";
 import type { ClientConnection } from "../http1/client-connection.js";
 import type { Transaction } from "../http1/transaction.js";
 import { clientAddressOf } from "../http1/forwarded-request-head.js";
+import { relaysTransferCoding } from "../http1/forward-plan.js";
 import type { RelayContext } from "../relay-context.js";
 import { sendOwnAnswer } from "../http1/own-answer.js";
 import type { RequestHead } from "../http1/request-head.js";
@@ -68,8 +69,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
       target = this.#context.pathPrefix + absolute.path;
       authority = absolute.authority;
     }
-    const transferEncoding = this.#request.header("transfer-encoding");
-    if (transferEncoding !== undefined && transferEncoding.trim().toLowerCase() !== "chunked") return this.#refuse(501, "transfer coding not supported");
+    if (!relaysTransferCoding(this.#request)) return this.#refuse(501, "transfer coding not supported");
     this.#headers = h1ToH2cHeaders(this.#request, target, authority, { clientAddress: clientAddressOf(this.#client.remoteAddress), upstreamHost: this.#context.upstreamHost });
     this.#queued = requestAdmission(this.#context, this);
     // Queued, perhaps for seconds: between messages (no body still coming), its connection gives the parser back.
