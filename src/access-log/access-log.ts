@@ -2,6 +2,7 @@
 import { pino, type Logger } from "pino";
 import type { AccessLogEntry } from "./access-log-entry.js";
 import { AccessLineWriter } from "./access-line.js";
+import { LineBatch } from "./line-batch.js";
 
 export { peerIp, withoutQuery } from "./access-line.js";
 export type { AccessLogEntry } from "./access-log-entry.js";
@@ -38,20 +39,27 @@ class LineAccessLog implements AccessLog {
   readonly enabled = true;
   /** The logger's own stream: src/logger.ts's LineBatch for the process log, any pino stream in tests. */
   readonly #stream: { write(line: string): unknown };
+  /** The same stream when it is a LineBatch, which takes the line's bytes written in place. */
+  readonly #batch: LineBatch | undefined;
   readonly #writer: AccessLineWriter;
 
   constructor(log: Logger) {
     const internals = log as unknown as Record<symbol, unknown>;
     this.#stream = internals[pino.symbols.streamSym] as { write(line: string): unknown };
+    this.#batch = this.#stream instanceof LineBatch ? this.#stream : undefined;
+    const time = internals[pino.symbols.timeSym] as () => string;
     this.#writer = new AccessLineWriter({
       level: log.levels.values.info!,
-      time: internals[pino.symbols.timeSym] as () => string,
+      time,
+      // pino's default time field (src/logger.ts keeps it): the line writes Date.now()'s digits itself.
+      epochMs: time === pino.stdTimeFunctions.epochTime ? Date.now : undefined,
       bindings: internals[pino.symbols.chindingsSym] as string,
       messageKey: internals[pino.symbols.messageKeySym] as string,
     });
   }
 
   record(entry: AccessLogEntry): void {
-    this.#stream.write(this.#writer.line(entry));
+    if (this.#batch !== undefined) this.#batch.writeEncoded(this.#writer, entry);
+    else this.#stream.write(this.#writer.line(entry));
   }
 }

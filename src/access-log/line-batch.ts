@@ -1,9 +1,31 @@
 // Gathers access lines and hands them to the asynchronous destination in whole-line chunks of at most PIPE_BUF bytes: at the end of the turn when idle, at most once per interval under load.
+import { NO_ROOM } from "./json-bytes.js";
 
 /** What the chunks go to: stdout's access sink (src/access-log/stdout-sink.ts), or any stream with write(). */
 export interface LineSink {
   write(chunk: Buffer): unknown;
 }
+
+/** Writes a line of its own kind (an access line) straight into the batch's buffer, as UTF-8. */
+export interface LineEncoder<T> {
+  /** Writes `value`'s line (newline included) into `buffer` at `offset`; returns where it ends, or NO_ROOM (json-bytes.ts) when it does not fit before `limit`. */
+  encode(value: T, buffer: Buffer, offset: number, limit: number): number;
+  /** At least the bytes its line can need: the size of a buffer of its own when it is longer than a chunk. */
+  maxBytes(value: T): number;
+}
+
+/** A line as text, measured only when it might not fit. */
+const TEXT_LINE: LineEncoder<string> = {
+  encode(line, buffer, offset, limit) {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: with that much room, no need to measure.
+    if (line.length * 3 > limit - offset && Buffer.byteLength(line) > limit - offset) return NO_ROOM;
+    return offset + buffer.write(line, offset);
+  },
+  maxBytes: (line) => Buffer.byteLength(line),
+};
+
+/** Chunks are cut from buffers of this size, so that a new one is allocated every few chunks, not for each. */
+const SLAB_BYTES = 64 * 1024;
 
 /** How often, at most, a batch that did not fill a chunk is handed on while lines keep coming. */
 export const LINE_BATCH_INTERVAL_MS = 25;
@@ -24,7 +46,7 @@ export class LineBatch {
   readonly #maxChunkBytes: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  /** Lines are encoded into this once, as they come; [#start, #used) is the chunk not yet handed on. */
+  /** Lines are encoded into this once, as they come; [#start, #used) is the chunk not yet handed on, and it ends by #start + maxChunkBytes. */
   #buffer: Buffer;
   #start = 0;
   #used = 0;
@@ -38,31 +60,44 @@ export class LineBatch {
   constructor(sink: LineSink, { maxChunkBytes, intervalMs = LINE_BATCH_INTERVAL_MS, now = () => performance.now() }: { maxChunkBytes: number; intervalMs?: number; now?: () => number }) {
     this.#sink = sink;
     this.#maxChunkBytes = maxChunkBytes;
-    this.#buffer = Buffer.allocUnsafe(maxChunkBytes);
+    this.#buffer = Buffer.allocUnsafe(Math.max(SLAB_BYTES, maxChunkBytes));
     this.#intervalMs = intervalMs;
     this.#now = now;
   }
 
   /** Queues one line (newline included); dropped once closed. */
   write(line: string): boolean {
+    return this.writeEncoded(TEXT_LINE, line);
+  }
+
+  /** Queues the line `encoder` writes for `value`, encoded in place; dropped once closed. */
+  writeEncoded<T>(encoder: LineEncoder<T>, value: T): boolean {
     if (this.#closed) return false;
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: when that much room is left, the line is
-    // encoded straight in, and the bytes written are its length. Else it is measured first.
-    if (line.length * 3 <= this.#buffer.length - this.#used) this.#used += this.#buffer.write(line, this.#used);
-    else this.#writeMeasured(line);
+    const end = encoder.encode(value, this.#buffer, this.#used, this.#chunkLimit());
+    if (end === NO_ROOM) this.#writeInNextChunk(encoder, value);
+    else this.#used = end;
     if (!this.#scheduled) this.#schedule();
     return true;
   }
 
-  #writeMeasured(line: string): void {
-    const bytes = Buffer.byteLength(line);
-    if (this.#used + bytes > this.#buffer.length) {
-      this.#endChunk();
-      this.#buffer = Buffer.allocUnsafe(this.#maxChunkBytes);
+  #chunkLimit(): number {
+    return Math.min(this.#start + this.#maxChunkBytes, this.#buffer.length);
+  }
+
+  /** The line did not fit in this chunk: it starts the next one, or, longer than a chunk, is a chunk alone. */
+  #writeInNextChunk<T>(encoder: LineEncoder<T>, value: T): void {
+    this.#endChunk();
+    if (this.#buffer.length - this.#used < this.#maxChunkBytes) {
+      this.#buffer = Buffer.allocUnsafe(this.#buffer.length);
       this.#start = this.#used = 0;
     }
-    if (bytes > this.#buffer.length) this.#full.push(Buffer.from(line));
-    else this.#used += this.#buffer.write(line, this.#used);
+    const end = encoder.encode(value, this.#buffer, this.#used, this.#chunkLimit());
+    if (end !== NO_ROOM) {
+      this.#used = end;
+      return;
+    }
+    const alone = Buffer.allocUnsafe(encoder.maxBytes(value));
+    this.#full.push(alone.subarray(0, encoder.encode(value, alone, 0, alone.length)));
   }
 
   /** The queued part of the buffer becomes a chunk of its own; the sink may keep it, so it is never written over. */

@@ -4,6 +4,7 @@ import { pino } from "pino";
 import t from "tap";
 import { AccessLineWriter, type LineFrame } from "../../src/access-log/access-line.js";
 import type { AccessLogEntry } from "../../src/access-log/access-log.js";
+import { NO_ROOM, writeJsonMilliseconds, writeJsonNumber } from "../../src/access-log/json-bytes.js";
 import { jsonMilliseconds, jsonNumber, jsonString } from "../../src/access-log/json-text.js";
 
 const TIME = 1_767_225_600_000;
@@ -72,6 +73,38 @@ t.test("any entry: the line is one line of valid JSON, and says what JSON.string
     { numRuns: 2_000 },
   );
   t.pass("2,000 random entries");
+});
+
+t.test("written in place at any offset and limit: the line's UTF-8 bytes, or NO_ROOM, and never a byte at or past the limit", async (t) => {
+  const writer = new AccessLineWriter(FRAME);
+  const SENTINEL = 0xaa;
+  fc.assert(
+    fc.property(entry, fc.nat(64), fc.integer({ min: -8, max: 8 }), (given, offset, slack) => {
+      const want = Buffer.from(expected(given), "utf8");
+      const limit = Math.max(offset, offset + want.length + slack);
+      const buffer = Buffer.alloc(limit + 16, SENTINEL);
+      const end = writer.encode(given, buffer, offset, limit);
+      const untouched = buffer.subarray(limit).every((byte) => byte === SENTINEL) && buffer.subarray(0, offset).every((byte) => byte === SENTINEL);
+      // Exactly enough room, or more: the line. Less: NO_ROOM.
+      return untouched && (slack >= 0 ? end === offset + want.length && buffer.subarray(offset, end).equals(want) : end === NO_ROOM);
+    }),
+    { numRuns: 2_000 },
+  );
+  t.pass("2,000 random entries, offsets and limits");
+});
+
+t.test("numbers and durations in place: JSON.stringify's text, NO_ROOM when the digits do not fit", async (t) => {
+  const written = (write: (value: number, buffer: Buffer, offset: number, limit: number) => number, value: number, room = 64) => {
+    const buffer = Buffer.alloc(room);
+    const end = write(value, buffer, 0, room);
+    return end === NO_ROOM ? undefined : buffer.toString("utf8", 0, end);
+  };
+  for (const value of [0, 7, 10, 99, 100, 404, 2 ** 31, 1_767_225_600_000, 2 ** 50 + 9, Number.MAX_SAFE_INTEGER, -1, 1.5, 1e21, NaN, Infinity]) t.equal(written(writeJsonNumber, value), JSON.stringify(value) ?? "null", String(value));
+  fc.assert(fc.property(fc.oneof(fc.maxSafeNat(), fc.double()), (value) => written(writeJsonNumber, value) === jsonNumber(value)), { numRuns: 20_000 });
+  fc.assert(fc.property(fc.oneof(fc.double({ min: -1e4, max: 1e13 }), fc.integer({ min: 0, max: 2 ** 31 }).map((micros) => micros / 1000)), (ms) => written(writeJsonMilliseconds, ms) === jsonMilliseconds(ms)), { numRuns: 20_000 });
+  t.equal(written(writeJsonNumber, 12345, 4), undefined, "five digits in four bytes");
+  t.equal(written(writeJsonMilliseconds, 1.25, 3), undefined, "1.25 in three bytes");
+  t.equal(written(writeJsonMilliseconds, 1.25, 4), "1.25");
 });
 
 t.test("strings and numbers: the same text as JSON.stringify, lone surrogates escaped as its well-formed output does", async (t) => {

@@ -1,5 +1,8 @@
 // The access lines' batch: out at the end of the turn when idle, at most once per interval under load, in whole-line chunks of at most PIPE_BUF bytes, everything out on close.
 import t from "tap";
+import fc from "fast-check";
+import { AccessLineWriter } from "../../src/access-log/access-line.js";
+import type { AccessLogEntry } from "../../src/access-log/access-log-entry.js";
 import { LineBatch } from "../../src/access-log/line-batch.js";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -63,4 +66,33 @@ t.test("close: what is queued goes out at once, later lines are dropped, and no 
   t.equal(lines.write("3\n"), false);
   await new Promise((resolve) => setTimeout(resolve, 10));
   t.same(chunks, ["1\n", "2\n"]);
+});
+
+t.test("lines an encoder writes in place: in order, whole, in chunks of at most maxChunkBytes (a longer line alone), across many buffers", async (t) => {
+  const writer = new AccessLineWriter({ level: 30, time: () => `,"time":1`, bindings: "", messageKey: "msg" });
+  const userAgent = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: "binary", maxLength: 40 }), fc.string({ minLength: 3000, maxLength: 6000 }));
+  const entry: fc.Arbitrary<AccessLogEntry> = fc.record({
+    method: fc.constantFrom("GET", "POST"),
+    path: fc.string({ maxLength: 60 }),
+    protocol: fc.constant("HTTP/1.1"),
+    status: fc.integer({ min: 100, max: 599 }),
+    bytesSent: fc.nat(),
+    durationMs: fc.double({ min: 0, max: 1e5, noNaN: true }),
+    requestId: fc.uuid(),
+    remoteAddr: fc.constant("127.0.0.1"),
+    userAgent,
+  });
+  fc.assert(
+    fc.property(fc.array(entry, { minLength: 1, maxLength: 400 }), fc.integer({ min: 600, max: 4096 }), (entries, maxChunkBytes) => {
+      const chunks: Buffer[] = [];
+      const lines = new LineBatch({ write: (chunk: Buffer) => chunks.push(Buffer.from(chunk)) }, { maxChunkBytes, intervalMs: 25, now: () => 0 });
+      for (const given of entries) lines.writeEncoded(writer, given);
+      lines.close();
+      const want = entries.map((given) => writer.line(given));
+      const whole = chunks.every((chunk) => chunk.at(-1) === 0x0a && (chunk.length <= maxChunkBytes || chunk.indexOf(0x0a) === chunk.length - 1));
+      return whole && Buffer.concat(chunks).toString("utf8") === want.join("");
+    }),
+    { numRuns: 60 },
+  );
+  t.pass("60 random runs of up to 400 lines");
 });
