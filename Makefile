@@ -77,10 +77,13 @@ install: node_modules/.installed
 FAULTS_BUNDLE := dist/readiness-proxy-faults.cjs
 $(BUNDLE): FAULT_INJECTION_BUILD := false
 $(FAULTS_BUNDLE): FAULT_INJECTION_BUILD := true
-$(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile node_modules/.installed
+# SNAPSHOT_BUILD tells the bundle whether sea-config.json makes it a startup snapshot
+# (src/snapshot-build.ts): a start from the code cache then never loads node:v8 to ask.
+SNAPSHOT_BUILD := $(shell $(NODE) -p 'require("./sea-config.json").useSnapshot === true')
+$(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.installed
 	@mkdir -p dist/error-pages
 	$(ESBUILD) src/main.ts --bundle --platform=node --target=node20 --format=cjs \
-	  --define:FAULT_INJECTION_BUILD=$(FAULT_INJECTION_BUILD) \
+	  --define:FAULT_INJECTION_BUILD=$(FAULT_INJECTION_BUILD) --define:SNAPSHOT_BUILD=$(SNAPSHOT_BUILD) \
 	  --outfile=$@ --legal-comments=none --log-level=warning --minify-syntax --minify-whitespace \
 	  '--define:import.meta.url=__import_meta_url' --alias:node:http2=./src/shims/http2-unused.ts \
 	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"

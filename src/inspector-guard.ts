@@ -1,6 +1,6 @@
 // Keeps SIGUSR1 from opening the Node inspector: imported first by main.ts, so its one statement runs before any other module.
 import inspector from "node:inspector";
-import { startupSnapshot } from "node:v8";
+import { isBuildingSnapshot } from "./snapshot-build.js";
 
 /**
  * The runtime opens an inspector on 127.0.0.1:9229 when it gets SIGUSR1, and any process in
@@ -10,7 +10,7 @@ import { startupSnapshot } from "node:v8";
  * SIGUSR1 to the app. This is the only code that runs at import time outside main.ts: every
  * module evaluated before it would widen the window in which the signal still opens one.
  */
-if (!startupSnapshot?.isBuildingSnapshot()) guardSigusr1();
+if (!isBuildingSnapshot()) guardSigusr1();
 
 /**
  * Installs the listener. A signal handler cannot go into a startup snapshot (sea-config.json
