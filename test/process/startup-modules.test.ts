@@ -55,6 +55,7 @@ t.test("node:http2 loads at the first HTTP/2 connection, and only then", { skip:
 // Built-in modules a start does not need before its first /health, each with what loads it when it is needed.
 const NOT_LOADED_BY_A_START = [
   { module: "v8", why: "asked only by a snapshot build (src/snapshot-build.ts) and the first stream garbage collection" },
+  { module: "fs/promises", why: "the socket tables are read with node:fs's callbacks (src/procfs/listener-scan.ts)" },
 ];
 
 t.test("a start, its first /health and its shutdown leave the modules it does not need unloaded", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
