@@ -71,7 +71,12 @@ install: node_modules/.installed
 # One CommonJS file: src and its dependencies, no transports or worker files. The bundle knows
 # its own URL (import.meta.url) so that, run by node, it finds error-pages/ beside itself.
 # node:http2 is replaced by src/shims/http2-unused.ts: undici loads it at start-up for a protocol
-# the proxy never uses upstream (17 ms of every start).
+# the proxy never uses upstream (17 ms of every start). pino loads its transport support when it
+# is loaded, and the proxy never uses a transport: thread-stream and node:module are replaced by
+# shims that throw (src/shims/thread-stream-unused.cts, module-unused.ts); sonic-boom's one
+# assert() call goes through src/shims/assert-on-failure.cts, which loads node:assert only to
+# fail. Together ~2 ms of every start (node:assert with its error and diff modules and the
+# stderr stream they make, node:module, thread-stream's own code).
 # The fault-injection hook (src/relay/fault-injection.ts) is compiled out of the shipped bundle;
 # FAULTS_BUNDLE is the same build with it left in, for the tests that inject faults into a process.
 FAULTS_BUNDLE := dist/readiness-proxy-faults.cjs
@@ -86,6 +91,8 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 	  --define:FAULT_INJECTION_BUILD=$(FAULT_INJECTION_BUILD) --define:SNAPSHOT_BUILD=$(SNAPSHOT_BUILD) \
 	  --outfile=$@ --legal-comments=none --log-level=warning --minify-syntax --minify-whitespace \
 	  '--define:import.meta.url=__import_meta_url' --alias:node:http2=./src/shims/http2-unused.ts \
+	  --alias:thread-stream=./src/shims/thread-stream-unused.cts --alias:module=./src/shims/module-unused.ts \
+	  --alias:assert=./src/shims/assert-on-failure.cts \
 	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"
 	cp src/http/error-pages/*.html dist/error-pages/
 
