@@ -104,6 +104,11 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 # No --expose-gc (src/http/stream-garbage.ts gets gc() at run time instead): V8 flags that change
 # its flag hash make it reject the code cache Node ships for its own built-in modules, ~20 ms of
 # every start. (The semi-space cap does not; measured.)
+# --inspect-port=0: an inspector that a SIGUSR1 opens in the moment before src/inspector-guard.ts
+# takes the signal binds a port the kernel picks rather than 9229, and process.debugPort reads 0
+# until one is open, so each start knows without loading node:inspector (with the
+# node:worker_threads it loads, ~1.3 ms) that there is none to close. A node option, not a V8
+# flag: the code caches are kept (measured).
 # execArgvExtension "none": NODE_OPTIONS belongs to the app (heap size, an APM agent's
 # --require, --inspect) and never changes our runtime. (SIGUSR1 is kept from opening the
 # inspector in src/inspector-guard.ts: --disable-sigusr1 would block it for the app too.)

@@ -58,6 +58,7 @@ const NOT_LOADED_BY_A_START = [
   { module: "fs/promises", why: "the socket tables are read with node:fs's callbacks (src/procfs/listener-scan.ts)" },
   { module: "assert", why: "sonic-boom's assert() loads it only to fail (src/shims/assert-on-failure.cts)" },
   { module: "module", why: "pino's transport support is shimmed out of the bundle (src/shims/module-unused.ts)" },
+  { module: "inspector", why: "asked only when process.debugPort says an inspector may be open (src/inspector-guard.ts)" },
 ];
 
 t.test("a start, its first /health and its shutdown leave the modules it does not need unloaded", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
@@ -67,8 +68,9 @@ t.test("a start, its first /health and its shutdown leave the modules it does no
   const preload = join(work, "record-modules.cjs");
   const out = join(work, "modules.txt");
   writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));\n`);
-  // Without NODE_OPTIONS: tap's coverage hooks put an --import there that loads node:module and more.
-  const daemon = await spawnDaemon(t, ["env", "-u", "NODE_OPTIONS", process.execPath, "-r", preload, ...bundle.command.slice(1)], []);
+  // Under the binary's runtime flags (sea-config.json), without NODE_OPTIONS: tap's coverage hooks put an --import there that loads node:module and more.
+  const { execArgv } = JSON.parse(readFileSync(join(import.meta.dirname, "../../sea-config.json"), "utf8")) as { execArgv: string[] };
+  const daemon = await spawnDaemon(t, ["env", "-u", "NODE_OPTIONS", process.execPath, ...execArgv, "-r", preload, ...bundle.command.slice(1)], []);
   t.equal((await send(daemon.port, "/health")).status, 200);
   daemon.child.kill("SIGTERM");
   t.equal(await daemon.exited, 0);
