@@ -77,6 +77,8 @@ install: node_modules/.installed
 # assert() call goes through src/shims/assert-on-failure.cts, which loads node:assert only to
 # fail. Together ~2 ms of every start (node:assert with its error and diff modules and the
 # stderr stream they make, node:module, thread-stream's own code).
+# pino's own read of worker_threads' isMainThread gets src/shims/worker-threads-main.ts (true:
+# the bundle is always the main program), ~1 ms more.
 # The fault-injection hook (src/relay/fault-injection.ts) is compiled out of the shipped bundle;
 # FAULTS_BUNDLE is the same build with it left in, for the tests that inject faults into a process.
 FAULTS_BUNDLE := dist/readiness-proxy-faults.cjs
@@ -92,7 +94,7 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 	  --outfile=$@ --legal-comments=none --log-level=warning --minify-syntax --minify-whitespace \
 	  '--define:import.meta.url=__import_meta_url' --alias:node:http2=./src/shims/http2-unused.ts \
 	  --alias:thread-stream=./src/shims/thread-stream-unused.cts --alias:module=./src/shims/module-unused.ts \
-	  --alias:assert=./src/shims/assert-on-failure.cts \
+	  --alias:assert=./src/shims/assert-on-failure.cts --alias:worker_threads=./src/shims/worker-threads-main.ts \
 	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"
 	cp src/http/error-pages/*.html dist/error-pages/
 

@@ -59,6 +59,7 @@ const NOT_LOADED_BY_A_START = [
   { module: "assert", why: "sonic-boom's assert() loads it only to fail (src/shims/assert-on-failure.cts)" },
   { module: "module", why: "pino's transport support is shimmed out of the bundle (src/shims/module-unused.ts)" },
   { module: "inspector", why: "asked only when process.debugPort says an inspector may be open (src/inspector-guard.ts)" },
+  { module: "worker_threads", why: "pino's isMainThread comes from src/shims/worker-threads-main.ts" },
 ];
 
 t.test("a start, its first /health and its shutdown leave the modules it does not need unloaded", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
