@@ -71,18 +71,30 @@ install: node_modules/.installed
 # One CommonJS file: src and its dependencies, no transports or worker files. The bundle knows
 # its own URL (import.meta.url) so that, run by node, it finds error-pages/ beside itself.
 # node:http2 is replaced by src/shims/http2-unused.ts: undici loads it at start-up for a protocol
-# the proxy never uses upstream (17 ms of every start).
+# the proxy never uses upstream (17 ms of every start). pino loads its transport support when it
+# is loaded, and the proxy never uses a transport: thread-stream and node:module are replaced by
+# shims that throw (src/shims/thread-stream-unused.cts, module-unused.ts); sonic-boom's one
+# assert() call goes through src/shims/assert-on-failure.cts, which loads node:assert only to
+# fail. Together ~2 ms of every start (node:assert with its error and diff modules and the
+# stderr stream they make, node:module, thread-stream's own code).
+# pino's own read of worker_threads' isMainThread gets src/shims/worker-threads-main.ts (true:
+# the bundle is always the main program), ~1 ms more.
 # The fault-injection hook (src/relay/fault-injection.ts) is compiled out of the shipped bundle;
 # FAULTS_BUNDLE is the same build with it left in, for the tests that inject faults into a process.
 FAULTS_BUNDLE := dist/readiness-proxy-faults.cjs
 $(BUNDLE): FAULT_INJECTION_BUILD := false
 $(FAULTS_BUNDLE): FAULT_INJECTION_BUILD := true
-$(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile node_modules/.installed
+# SNAPSHOT_BUILD tells the bundle whether sea-config.json makes it a startup snapshot
+# (src/snapshot-build.ts): a start from the code cache then never loads node:v8 to ask.
+SNAPSHOT_BUILD := $(shell $(NODE) -p 'require("./sea-config.json").useSnapshot === true')
+$(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.installed
 	@mkdir -p dist/error-pages
 	$(ESBUILD) src/main.ts --bundle --platform=node --target=node20 --format=cjs \
-	  --define:FAULT_INJECTION_BUILD=$(FAULT_INJECTION_BUILD) \
+	  --define:FAULT_INJECTION_BUILD=$(FAULT_INJECTION_BUILD) --define:SNAPSHOT_BUILD=$(SNAPSHOT_BUILD) \
 	  --outfile=$@ --legal-comments=none --log-level=warning --minify-syntax --minify-whitespace \
 	  '--define:import.meta.url=__import_meta_url' --alias:node:http2=./src/shims/http2-unused.ts \
+	  --alias:thread-stream=./src/shims/thread-stream-unused.cts --alias:module=./src/shims/module-unused.ts \
+	  --alias:assert=./src/shims/assert-on-failure.cts --alias:worker_threads=./src/shims/worker-threads-main.ts \
 	  "--banner:js=const __import_meta_url = require('node:url').pathToFileURL(__filename).href;"
 	cp src/http/error-pages/*.html dist/error-pages/
 
@@ -94,6 +106,11 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile node_modules/.installed
 # No --expose-gc (src/http/stream-garbage.ts gets gc() at run time instead): V8 flags that change
 # its flag hash make it reject the code cache Node ships for its own built-in modules, ~20 ms of
 # every start. (The semi-space cap does not; measured.)
+# --inspect-port=0: an inspector that a SIGUSR1 opens in the moment before src/inspector-guard.ts
+# takes the signal binds a port the kernel picks rather than 9229, and process.debugPort reads 0
+# until one is open, so each start knows without loading node:inspector (with the
+# node:worker_threads it loads, ~1.3 ms) that there is none to close. A node option, not a V8
+# flag: the code caches are kept (measured).
 # execArgvExtension "none": NODE_OPTIONS belongs to the app (heap size, an APM agent's
 # --require, --inspect) and never changes our runtime. (SIGUSR1 is kept from opening the
 # inspector in src/inspector-guard.ts: --disable-sigusr1 would block it for the app too.)
@@ -105,10 +122,37 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile node_modules/.installed
 # it is tied to the architecture: a blob made by the x64 runtime, injected into the arm64
 # one, prints "Warning: Code cache data rejected." at every start. So each architecture's blob is
 # made by its own runtime, a foreign one under qemu-user (about a second).
+# The SEA's main script is not the bundle but src/sea-loader.cts, which compiles the bundle (an
+# asset, SEA_BUNDLE) with a V8 code cache of its own, made after a start to the first /health
+# (tools/sea-code-cache.mjs): Node's cache of a main script is made before it runs and holds
+# the top-level code only, so every function a start calls was compiled from source at every
+# start. Exec to the first /health 0.95x against the same build without it (medians of 60
+# interleaved starts; 0.92x in a run of 30), RssAnon idle the same (12.4 MB). That cache too is
+# made by each architecture's own runtime (a start under qemu-user takes a few seconds), under
+# the binary's execArgv, read from sea-config.json.
+SEA_LOADER := dist/sea-loader.cjs
+SEA_BUNDLE := dist/sea-bundle.js
+SEA_EXEC_ARGV := $(shell $(NODE) -p 'require("./sea-config.json").execArgv.join(" ")')
+
+$(SEA_LOADER): src/sea-loader.cts Makefile node_modules/.installed
+	$(ESBUILD) $< --platform=node --target=node20 --format=cjs --outfile=$@ --log-level=warning
+
+# The bundle as one function of the CommonJS arguments, as the loader runs it. It must be ASCII:
+# the loader decodes it as latin1 (one copy, no transcoding buffer; any UTF-8 decoding left
+# ~1 MB of freed malloc memory resident).
+$(SEA_BUNDLE): $(BUNDLE)
+	$(NODE) -e 'const [from, to] = process.argv.slice(1); const code = require("fs").readFileSync(from); const at = code.findIndex((byte) => byte > 0x7f); if (at >= 0) { console.error(`error: $${from} is not ASCII (byte $${at}): the binary loader decodes it as latin1`); process.exit(1); } require("fs").writeFileSync(to, Buffer.concat([Buffer.from("(function (exports, require, module, __filename, __dirname) {"), code, Buffer.from("\n})")]))' $< $@
+
 .SECONDEXPANSION:
-dist/sea-prep-linux-%.blob: $(BUNDLE) sea-config.json $$(call runtime_source_of,$$*)
+dist/sea-code-cache-linux-%.bin: $(SEA_BUNDLE) tools/sea-code-cache.mjs sea-config.json $$(call runtime_source_of,$$*)
 	@$(if $(call run_on,$*),$(MAKE) --no-print-directory cross-tools-$*)
-	$(NODE) -e 'const c = JSON.parse(require("fs").readFileSync("sea-config.json", "utf8")); c.output = process.argv[1]; process.stdout.write(JSON.stringify(c))' $@ > dist/sea-config-linux-$*.json
+	$(call run_on,$*) $(call runtime_of,$*) $(SEA_EXEC_ARGV) tools/sea-code-cache.mjs $(SEA_BUNDLE) $(BUNDLE) $@ >/dev/null
+
+# The configuration adds the architecture's code cache; a startup snapshot (useSnapshot) is made
+# of the bundle itself, so then the bundle is the main script and the loader's assets are left out.
+dist/sea-prep-linux-%.blob: $(SEA_LOADER) $(SEA_BUNDLE) dist/sea-code-cache-linux-%.bin sea-config.json $$(call runtime_source_of,$$*)
+	@$(if $(call run_on,$*),$(MAKE) --no-print-directory cross-tools-$*)
+	$(NODE) -e 'const c = JSON.parse(require("fs").readFileSync("sea-config.json", "utf8")); c.output = process.argv[1]; if (c.useSnapshot) { c.main = "$(BUNDLE)"; delete c.assets["readiness-proxy.js"]; } else c.assets["readiness-proxy.cache"] = process.argv[2]; process.stdout.write(JSON.stringify(c))' $@ dist/sea-code-cache-linux-$*.bin > dist/sea-config-linux-$*.json
 	$(call run_on,$*) $(call runtime_of,$*) --experimental-sea-config dist/sea-config-linux-$*.json
 
 dist/readiness-proxy-linux-%: dist/sea-prep-linux-%.blob $$(call runtime_source_of,$$*)
@@ -150,7 +194,7 @@ cross-tools-%:
 	  fi)
 
 # Kept: the blobs show what went into each binary, and a fetched runtime is not fetched again.
-.SECONDARY: $(RELEASE_ARCHES:%=dist/sea-prep-linux-%.blob) $(CROSS_ARCHES:%=dist/runtimes/node-linux-%)
+.SECONDARY: $(RELEASE_ARCHES:%=dist/sea-prep-linux-%.blob) $(RELEASE_ARCHES:%=dist/sea-code-cache-linux-%.bin) $(CROSS_ARCHES:%=dist/runtimes/node-linux-%)
 
 dist/SHA256SUMS: $(RELEASE_BINARIES)
 	cd dist && sha256sum $(notdir $^) > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS

@@ -8,7 +8,7 @@ import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createProcessLog } from "./logger.js";
 import { armFaults, faultPlanFromEnv, faultsArmed } from "./relay/fault-injection.js";
-import { startupSnapshot } from "node:v8";
+import { isBuildingSnapshot } from "./snapshot-build.js";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
 
 async function main(): Promise<void> {
@@ -118,9 +118,9 @@ function ignoreClosedReader(error: NodeJS.ErrnoException): void {
 // When built into a SEA startup snapshot ("useSnapshot" in sea-config.json; off today, see the
 // Makefile for why), every module above is evaluated at build time and a start only runs
 // main(), which reads argv and env then.
-if (startupSnapshot?.isBuildingSnapshot()) {
+if (isBuildingSnapshot()) {
   warmUpStartPaths();
-  startupSnapshot.setDeserializeMainFunction(() => {
+  process.getBuiltinModule("node:v8").startupSnapshot.setDeserializeMainFunction(() => {
     guardSigusr1();
     void main();
   });

@@ -86,6 +86,9 @@ t.test("accepted values", async (t) => {
   t.same(config(["--listen", "localhost:0"]).listen, { host: "localhost", port: 0 });
   t.equal(config(["--readiness-cache-ttl", "1m30s"]).cacheTtlMs, 90_000);
   t.equal(config(["--readiness-cache-ttl", "1.5s"]).cacheTtlMs, 1500);
+  // Go writes microseconds either way.
+  t.equal(config(["--readiness-cache-ttl", "1500\u00b5s"]).cacheTtlMs, 1.5);
+  t.equal(config(["--readiness-cache-ttl", "1500us"]).cacheTtlMs, 1.5);
   t.equal(config(["--shutdown-delay", "0"]).shutdownDelayMs, 0);
   t.equal(config(["--shutdown-timeout", "2h"]).shutdownTimeoutMs, 7_200_000);
   t.equal(config(["--upstream", "http://[::1]:8000"]).upstream.origin, "http://[::1]:8000");

@@ -10,8 +10,10 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   h: 3_600_000,
 };
 
-const DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$/;
-const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
+// µ is written \u00b5 in the expressions: esbuild copies a regular expression's characters as they
+// are, and the bundle must stay ASCII for the binary's loader (src/sea-loader.cts).
+const DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|s|m|h))+$/;
+const PART = /(\d+(?:\.\d+)?)(ns|us|\u00b5s|ms|s|m|h)/g;
 
 /**
  * Milliseconds in `text`, or undefined if it is not in Go's form. A bare number is refused

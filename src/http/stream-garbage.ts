@@ -1,6 +1,4 @@
 // Asks V8 for a minor collection after every few MiB of streamed body, so one long paced stream costs a few MB, not tens.
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 
 /**
  * V8's gc() function, with the options this relay uses: a minor collection, or the "last
@@ -20,14 +18,15 @@ export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
  * so every `require("node:http")` and the rest compiled from source: +20 ms on each start of the
  * binary (hyperfine, the bundle's --version: 104 ms median without the flag, 128 ms with it).
  * Setting the flag at run time and reading gc from a fresh context gives the same function, at
- * the cost of one context (~1 ms), made only once 4 MiB of bodies have gone through.
+ * the cost of one context (~1 ms), made only once 4 MiB of bodies have gone through. node:v8 and
+ * node:vm are loaded here, not imported: a start that never streams 4 MiB does not load them.
  */
 export function exposeGc(): CollectGarbage {
   const exposed = (globalThis as { gc?: CollectGarbage }).gc;
   if (exposed !== undefined) return exposed;
   if (obtained !== undefined) return obtained;
-  setFlagsFromString("--expose-gc");
-  obtained = runInNewContext("gc") as CollectGarbage;
+  process.getBuiltinModule("node:v8").setFlagsFromString("--expose-gc");
+  obtained = process.getBuiltinModule("node:vm").runInNewContext("gc") as CollectGarbage;
   return obtained;
 }
 

@@ -105,6 +105,8 @@ for (const artifact of BUILT_ARTIFACTS) {
       t.equal((await send(daemon.port, "/health")).status, 200);
       t.equal((await send(daemon.port, "/x")).text(), "app /x");
       t.equal(await inspectorPortAccepts(), false, "SIGUSR1 went to the app, not to an inspector of ours");
+      // The binary's inspector port is 0 (sea-config.json): one opened would be on another port, and say so.
+      t.notMatch(daemon.stderr(), /Debugger listening/);
       t.notOk(daemon.records.some((record) => record.msg === "draining"), "none of them stops the proxy");
       daemon.child.kill("SIGTERM");
       t.equal(await daemon.exited, 0);

@@ -1,4 +1,4 @@
-// What loading the bundle costs: Node modules we never use at start (http, http2, tls, crypto) stay unloaded, and the llhttp binding waits for the first connection.
+// What loading and starting the bundle cost: Node modules not needed before the first /health (http, http2, tls, crypto, v8, ...) stay unloaded, and the llhttp binding waits for the first connection.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,4 +50,32 @@ t.test("node:http2 loads at the first HTTP/2 connection, and only then", { skip:
     const loaded = new Set(readFileSync(out, "utf8").split("\n"));
     t.equal(loaded.has("NativeModule http2"), speaksH2, speaksH2 ? "node:http2 loaded by the h2 connection" : "node:http2 not loaded by HTTP/1.1 traffic");
   }
+});
+
+// Built-in modules a start does not need before its first /health, each with what loads it when it is needed.
+const NOT_LOADED_BY_A_START = [
+  { module: "v8", why: "asked only by a snapshot build (src/snapshot-build.ts) and the first stream garbage collection" },
+  { module: "fs/promises", why: "the socket tables are read with node:fs's callbacks (src/procfs/listener-scan.ts)" },
+  { module: "assert", why: "sonic-boom's assert() loads it only to fail (src/shims/assert-on-failure.cts)" },
+  { module: "module", why: "pino's transport support is shimmed out of the bundle (src/shims/module-unused.ts)" },
+  { module: "inspector", why: "asked only when process.debugPort says an inspector may be open (src/inspector-guard.ts)" },
+  { module: "worker_threads", why: "pino's isMainThread comes from src/shims/worker-threads-main.ts" },
+];
+
+t.test("a start, its first /health and its shutdown leave the modules it does not need unloaded", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
+  const { spawnDaemon } = await import("../helpers/spawn-daemon.js");
+  const { send } = await import("../helpers/http-client.js");
+  const work = mkdtempSync(join(tmpdir(), "rp-modules-"));
+  const preload = join(work, "record-modules.cjs");
+  const out = join(work, "modules.txt");
+  writeFileSync(preload, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, process.moduleLoadList.join("\\n")));\n`);
+  // Under the binary's runtime flags (sea-config.json), without NODE_OPTIONS: tap's coverage hooks put an --import there that loads node:module and more.
+  const { execArgv } = JSON.parse(readFileSync(join(import.meta.dirname, "../../sea-config.json"), "utf8")) as { execArgv: string[] };
+  const daemon = await spawnDaemon(t, ["env", "-u", "NODE_OPTIONS", process.execPath, ...execArgv, "-r", preload, ...bundle.command.slice(1)], []);
+  t.equal((await send(daemon.port, "/health")).status, 200);
+  daemon.child.kill("SIGTERM");
+  t.equal(await daemon.exited, 0);
+  const loaded = new Set(readFileSync(out, "utf8").split("\n"));
+  for (const { module, why } of NOT_LOADED_BY_A_START) t.notOk(loaded.has(`NativeModule ${module}`), `node:${module} not loaded: ${why}`);
+  t.ok(loaded.has("NativeModule net"), "the check sees real loads (node:net is one)");
 });
