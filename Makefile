@@ -122,9 +122,9 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 # it is tied to the architecture: a blob made by the x64 runtime, injected into the arm64
 # one, prints "Warning: Code cache data rejected." at every start. So each architecture's blob is
 # made by its own runtime, a foreign one under qemu-user (about a second).
-# The SEA's main script is not the bundle but src/sea-loader.cts, which compiles the bundle (an
+# The SEA's main script is not the bundle but src/sea/sea-loader.cts, which compiles the bundle (an
 # asset, SEA_BUNDLE) with a V8 code cache of its own, made after a start to the first /health
-# (tools/sea-code-cache.mjs): Node's cache of a main script is made before it runs and holds
+# (src/sea/make-code-cache.mjs): Node's cache of a main script is made before it runs and holds
 # the top-level code only, so every function a start calls was compiled from source at every
 # start. Exec to the first /health 0.95x against the same build without it (medians of 60
 # interleaved starts; 0.92x in a run of 30), RssAnon idle the same (12.4 MB). That cache too is
@@ -134,7 +134,7 @@ SEA_LOADER := dist/sea-loader.cjs
 SEA_BUNDLE := dist/sea-bundle.js
 SEA_EXEC_ARGV := $(shell $(NODE) -p 'require("./sea-config.json").execArgv.join(" ")')
 
-$(SEA_LOADER): src/sea-loader.cts Makefile node_modules/.installed
+$(SEA_LOADER): src/sea/sea-loader.cts Makefile node_modules/.installed
 	$(ESBUILD) $< --platform=node --target=node20 --format=cjs --outfile=$@ --log-level=warning
 
 # The bundle as one function of the CommonJS arguments, as the loader runs it. It must be ASCII:
@@ -144,9 +144,9 @@ $(SEA_BUNDLE): $(BUNDLE)
 	$(NODE) -e 'const [from, to] = process.argv.slice(1); const code = require("fs").readFileSync(from); const at = code.findIndex((byte) => byte > 0x7f); if (at >= 0) { console.error(`error: $${from} is not ASCII (byte $${at}): the binary loader decodes it as latin1`); process.exit(1); } require("fs").writeFileSync(to, Buffer.concat([Buffer.from("(function (exports, require, module, __filename, __dirname) {"), code, Buffer.from("\n})")]))' $< $@
 
 .SECONDEXPANSION:
-dist/sea-code-cache-linux-%.bin: $(SEA_BUNDLE) tools/sea-code-cache.mjs sea-config.json $$(call runtime_source_of,$$*)
+dist/sea-code-cache-linux-%.bin: $(SEA_BUNDLE) src/sea/make-code-cache.mjs sea-config.json $$(call runtime_source_of,$$*)
 	@$(if $(call run_on,$*),$(MAKE) --no-print-directory cross-tools-$*)
-	$(call run_on,$*) $(call runtime_of,$*) $(SEA_EXEC_ARGV) tools/sea-code-cache.mjs $(SEA_BUNDLE) $(BUNDLE) $@ >/dev/null
+	$(call run_on,$*) $(call runtime_of,$*) $(SEA_EXEC_ARGV) src/sea/make-code-cache.mjs $(SEA_BUNDLE) $(BUNDLE) $@ >/dev/null
 
 # The configuration adds the architecture's code cache; a startup snapshot (useSnapshot) is made
 # of the bundle itself, so then the bundle is the main script and the loader's assets are left out.

@@ -11,7 +11,7 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 };
 
 // µ is written \u00b5 in the expressions: esbuild copies a regular expression's characters as they
-// are, and the bundle must stay ASCII for the binary's loader (src/sea-loader.cts).
+// are, and the bundle must stay ASCII for the binary's loader (src/sea/sea-loader.cts).
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|\u00b5s|ms|s|m|h))+$/;
 const PART = /(\d+(?:\.\d+)?)(ns|us|\u00b5s|ms|s|m|h)/g;
 

@@ -1,4 +1,4 @@
-// The single binary's entry (src/sea-loader.cts): the bundle asset is the bundle, wrapped and ASCII, and each architecture's runtime accepts that architecture's code cache for it under the binary's flags.
+// The single binary's entry (src/sea/sea-loader.cts): the bundle asset is the bundle, wrapped and ASCII, and each architecture's runtime accepts that architecture's code cache for it under the binary's flags.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";

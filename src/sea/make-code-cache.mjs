@@ -1,6 +1,6 @@
-// Makes the single binary's code cache: compiles the wrapped bundle as the binary's loader does (src/sea-loader.cts), starts the daemon to its first /health, then saves V8's cache of the script.
+// Makes the single binary's code cache: compiles the wrapped bundle as the binary's loader does (src/sea/sea-loader.cts), starts the daemon to its first /health, then saves V8's cache of the script.
 // Run by the runtime the binary embeds, with the binary's execArgv (V8 ignores a cache made under other flags): see the Makefile.
-// usage: node <execArgv> tools/sea-code-cache.mjs <wrapped bundle> <bundle> <output>
+// usage: node <execArgv> src/sea/make-code-cache.mjs <wrapped bundle> <bundle> <output>
 import { readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createRequire } from "node:module";
@@ -10,7 +10,7 @@ import { Script } from "node:vm";
 
 const [wrapped, bundle, output] = process.argv.slice(2).map((path) => resolve(path));
 if (!output) {
-  console.error("usage: tools/sea-code-cache.mjs <wrapped bundle> <bundle> <output>");
+  console.error("usage: src/sea/make-code-cache.mjs <wrapped bundle> <bundle> <output>");
   process.exit(2);
 }
 // Under qemu-user a start takes seconds; a start that never answers fails the build.

@@ -4,7 +4,7 @@ import vm = require("node:vm");
 
 /** The bundle wrapped as `(function (exports, require, module, __filename, __dirname) {...})` (Makefile). */
 const BUNDLE_ASSET = "readiness-proxy.js";
-/** V8's code cache of that script, made by tools/sea-code-cache.mjs with this binary's runtime and flags. */
+/** V8's code cache of that script, made by src/sea/make-code-cache.mjs with this binary's runtime and flags. */
 const CODE_CACHE_ASSET = "readiness-proxy.cache";
 
 /**
