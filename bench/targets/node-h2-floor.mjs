@@ -10,15 +10,18 @@ const app = () => {
 createServer()
   .on("stream", (stream, headers) => {
     const out = app().request(headers, { endStream: stream.endAfterHeaders });
-    out.on("response", (answer) => stream.respond(answer));
-    out.on("data", (chunk) => stream.write(chunk));
-    out.on("end", () => stream.end());
-    out.on("error", () => (stream.headersSent ? stream.close() : stream.respond({ ":status": 502 }, { endStream: true })));
+    // The client's stream can be gone before the app answers (h2load closes its connections at
+    // the end of a run with streams in flight): respond() on it throws, so nothing is sent then.
+    out.on("response", (answer) => stream.destroyed || stream.respond(answer));
+    out.on("data", (chunk) => stream.destroyed || stream.write(chunk));
+    out.on("end", () => stream.destroyed || stream.end());
+    out.on("error", () => stream.destroyed || (stream.headersSent ? stream.close() : stream.respond({ ":status": 502 }, { endStream: true })));
     if (!stream.endAfterHeaders) {
       stream.on("data", (chunk) => out.write(chunk));
       stream.on("end", () => out.end());
     }
     stream.on("error", () => out.close());
+    stream.on("close", () => out.destroyed || out.close());
   })
   .listen(Number(port), "127.0.0.1");
 // A normal exit on the bench's SIGTERM, so `--cpu-prof` writes its profile.
