@@ -1,0 +1,20 @@
+// Preload for bench/relay-profile.mjs --heap: V8's sampling heap profiler, keeping the objects minor and major GCs collected (garbage is what a request costs), from the first SIGUSR2 to the second.
+const { writeFileSync } = require("node:fs");
+const { Session } = require("node:inspector");
+
+const output = process.env.BENCH_HEAP_PROFILE;
+const session = new Session();
+session.connect();
+session.post("HeapProfiler.enable");
+let sampling = false;
+process.on("SIGUSR2", () => {
+  if (!sampling) {
+    sampling = true;
+    session.post("HeapProfiler.startSampling", { samplingInterval: 128, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    return;
+  }
+  session.post("HeapProfiler.stopSampling", (error, result) => {
+    if (error) console.error(`heap sampling: ${error.message}`);
+    else writeFileSync(output, JSON.stringify(result.profile));
+  });
+});
