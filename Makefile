@@ -115,9 +115,10 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 # --require, --inspect) and never changes our runtime. (SIGUSR1 is kept from opening the
 # inspector in src/inspector-guard.ts: --disable-sigusr1 would block it for the app too.)
 # Not useSnapshot (tried for issue 28, bench/README.md "Start-up"): a V8 startup snapshot of the
-# bundle started 15-20% sooner but held 8 MB more RssAnon idle and 10 MB more under load (33
-# against 23 MB, over the 25 MB target). The code is ready for it (src/main.ts,
-# src/snapshot-warmup.ts): "useSnapshot": true in place of "useCodeCache" turns it on.
+# bundle started 15-20% sooner than Node's own code cache but held 8 MB more RssAnon idle and 10
+# MB more under load (33 against 23 MB, over the 25 MB target); against the warm code cache below
+# it is slower too (121 against 112 ms, 20 interleaved starts, 2026-12-05). The code is ready for
+# it (src/main.ts, src/snapshot-warmup.ts): "useSnapshot": true in place of "useCodeCache" turns it on.
 # The blob's code cache is only accepted under the V8 flags it was made with, and
 # it is tied to the architecture: a blob made by the x64 runtime, injected into the arm64
 # one, prints "Warning: Code cache data rejected." at every start. So each architecture's blob is
