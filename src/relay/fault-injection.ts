@@ -7,7 +7,7 @@
 declare const FAULT_INJECTION_BUILD: boolean | undefined;
 
 /** Where a fault can be injected: each is an entry from the event loop into the relay. */
-export const FAULT_SEAMS = ["head parsed", "body chunk", "upstream head", "upstream body", "tunnel data", "timer", "pool release", "limiter admit", "client event", "upstream event"] as const;
+export const FAULT_SEAMS = ["head parsed", "body chunk", "upstream head", "upstream body", "tunnel data", "timer", "pool release", "limiter admit", "client event", "upstream event", "h2 stream event"] as const;
 export type FaultSeam = (typeof FAULT_SEAMS)[number];
 
 /** What an armed hook throws: recognisable in logs and tests. */

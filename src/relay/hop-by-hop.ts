@@ -3,6 +3,8 @@
 /**
  * Always removed, lower-case. `expect` is here too: the relay answers `100 Continue` itself, as
  * nginx and node:http do, so an app that ignores the expectation never makes curl wait a second.
+ * `http2-settings` is connection-specific (RFC 9113 §3.2.1, the h2c upgrade's): nghttp2 accepts
+ * it from a peer but node:http2 throws on sending it, in a head, a 1xx or trailers alike.
  */
 const ALWAYS_REMOVED = new Set([
   "connection",
@@ -13,6 +15,7 @@ const ALWAYS_REMOVED = new Set([
   "transfer-encoding",
   "upgrade",
   "expect",
+  "http2-settings",
 ]);
 
 /** Lengths of the names above, so most header names are rejected without lower-casing them. */

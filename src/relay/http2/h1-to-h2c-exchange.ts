@@ -21,6 +21,7 @@ import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { h1ToH2cHeaders } from "./h2-forward-headers.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 import { resetStream } from "./http2-module.js";
+import { guardedListener } from "./stream-fault-boundary.js";
 
 const NGHTTP2_FLAG_END_STREAM = 0x1;
 /** How much request body is held while queued or connecting before reading stops (as the HTTP/1.1 exchange). */
@@ -46,6 +47,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   /** A gRPC-form error's status is in the record already: our writer must not count its 200. */
   #statusRecorded = false;
   #done = false;
+  /** A defect of ours in one of the app stream's listeners: the client connection's fault boundary ends this request. */
+  readonly #onFault = (error: unknown): void => this.#client.fault(error);
 
   constructor(context: RelayContext, pool: H2cPool, client: ClientConnection, request: RequestHead) {
     this.#context = context;
@@ -147,7 +150,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#awaitHead();
   }
 
-  readonly #onUpstreamDrain = (): void => this.#client.resumeForBody();
+  readonly #onUpstreamDrain = guardedListener(this.#onFault, (): void => this.#client.resumeForBody());
 
   onClientDrain(): void {
     this.#upstream?.resume();
@@ -157,16 +160,16 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#headTimer ??= setTimeout(this.#onHeadTimeout, this.#context.responseHeaderTimeoutMs).unref();
   }
 
-  readonly #onHeadTimeout = (): void => {
+  readonly #onHeadTimeout = guardedListener(this.#onFault, (): void => {
     if (this.#responseStarted || this.#done) return;
     const upstream = this.#upstream;
     this.#detach();
     if (upstream !== undefined) resetStream(upstream, true);
     this.#context.observer.upstreamError("timeout");
     this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
-  };
+  });
 
-  readonly #onResponse = (headers: IncomingHttpHeaders, flags: number): void => {
+  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, flags: number): void => {
     clearTimeout(this.#headTimer);
     if (this.#done) return;
     const status = Number(headers[":status"]);
@@ -187,25 +190,25 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     else if (this.#framing === "close") this.#client.closeAfterAnswer();
     this.#responseStarted = true;
     this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: headers.date !== undefined }, this.#framing, this.#client.keepAlive));
-  };
+  });
 
-  readonly #onData = (chunk: Buffer): void => {
+  readonly #onData = guardedListener(this.#onFault, (chunk: Buffer): void => {
     this.#context.garbage.streamed(chunk.length);
     if (this.#done || this.#framing === "none") return;
     this.#record.bodySent(chunk.length);
     if (!writeBodyChunk(this.#client.socket, this.#framing === "chunked", chunk)) this.#upstream?.pause();
-  };
+  });
 
-  readonly #onEnd = (): void => {
+  readonly #onEnd = guardedListener(this.#onFault, (): void => {
     if (this.#done || !this.#responseStarted) return;
     if (this.#framing === "chunked") this.#client.write(LAST_CHUNK);
     this.#done = true;
     this.#record.finished(false);
     this.#client.resumeForBody();
     this.#client.responseEnded(this);
-  };
+  });
 
-  readonly #onClose = (): void => {
+  readonly #onClose = guardedListener(this.#onFault, (): void => {
     const upstream = this.#upstream;
     this.#detach();
     if (this.#done || upstream === undefined) return;
@@ -218,7 +221,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#done = true;
     this.#record.finished(false);
     this.#client.destroy();
-  };
+  });
 
   /** A defect of ours on the client's connection: released as if the client had gone (its connection is cut). */
   abandon(): boolean {

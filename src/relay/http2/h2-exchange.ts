@@ -13,6 +13,7 @@ import type { H2Request } from "./h2-request.js";
 import { relayedH2Headers } from "./h2-response-headers.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 import { http2, resetStream } from "./http2-module.js";
+import { guardedListener } from "./stream-fault-boundary.js";
 
 /** What an exchange reads besides its stream: the relay's shared parts and the h2c pool. */
 export interface H2ExchangeParts {
@@ -44,6 +45,14 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   #responseEnded = false;
   #retried = false;
   #done = false;
+  /** A defect of ours (or a send node:http2 refused) in one of this stream's listeners: this stream is reset both ways, nothing else. */
+  readonly #onFault = (error: unknown): void => {
+    this.#parts.context.reportFault(error);
+    const upstream = this.#upstream;
+    this.#detachUpstream();
+    if (upstream !== undefined) resetStream(upstream, true);
+    resetStream(this.#client, false);
+  };
 
   constructor(parts: H2ExchangeParts, client: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
     this.#parts = parts;
@@ -129,35 +138,35 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     this.#failBeforeHead(502, error, "upstream unavailable");
   }
 
-  readonly #onClientData = (chunk: Buffer): void => {
+  readonly #onClientData = guardedListener(this.#onFault, (chunk: Buffer): void => {
     this.#parts.context.garbage.streamed(chunk.length);
     this.#bodyForwarded = true;
     if (this.#upstream !== undefined && !this.#upstream.write(chunk)) this.#client.pause();
-  };
+  });
 
-  readonly #onClientEnd = (): void => {
+  readonly #onClientEnd = guardedListener(this.#onFault, (): void => {
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
     upstream.end();
     if (!this.#responseStarted) this.#awaitHead();
-  };
+  });
 
-  readonly #onClientTrailers = (headers: IncomingHttpHeaders): void => {
+  readonly #onClientTrailers = guardedListener(this.#onFault, (headers: IncomingHttpHeaders): void => {
     this.#requestTrailers = relayedH2Headers(headers);
-  };
+  });
 
-  readonly #onUpstreamWantsTrailers = (): void => {
+  readonly #onUpstreamWantsTrailers = guardedListener(this.#onFault, (): void => {
     this.#upstream?.sendTrailers(this.#requestTrailers ?? {});
-  };
+  });
 
-  readonly #onUpstreamDrain = (): void => {
+  readonly #onUpstreamDrain = guardedListener(this.#onFault, (): void => {
     this.#client.resume();
-  };
+  });
 
-  readonly #onClientDrain = (): void => {
+  readonly #onClientDrain = guardedListener(this.#onFault, (): void => {
     this.#upstream?.resume();
-  };
+  });
 
   /** `--response-header-timeout`, from the request's end (upload time does not count), per stream. */
   #awaitHead(): void {
@@ -165,7 +174,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     this.#headTimer = setTimeout(this.#onHeadTimeout, this.#parts.context.responseHeaderTimeoutMs).unref();
   }
 
-  readonly #onHeadTimeout = (): void => {
+  readonly #onHeadTimeout = guardedListener(this.#onFault, (): void => {
     this.#headTimer = undefined;
     if (this.#responseStarted || this.#done) return;
     const upstream = this.#upstream;
@@ -173,14 +182,14 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     if (upstream !== undefined) resetStream(upstream, true);
     this.#parts.context.observer.upstreamError("timeout");
     this.#failBeforeHead(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
-  };
+  });
 
-  readonly #onInterim = (headers: IncomingHttpHeaders): void => {
+  readonly #onInterim = guardedListener(this.#onFault, (headers: IncomingHttpHeaders): void => {
     const status = Number(headers[":status"]);
     if (status > 100 && status < 200 && !this.#client.headersSent) this.#client.additionalHeaders(relayedH2Headers(headers));
-  };
+  });
 
-  readonly #onResponse = (headers: IncomingHttpHeaders, flags: number): void => {
+  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, flags: number): void => {
     if (this.#done) return;
     clearTimeout(this.#headTimer);
     this.#responseStarted = true;
@@ -196,32 +205,32 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
       return;
     }
     if (endStream) this.#responseEnded = true;
-  };
+  });
 
-  readonly #onUpstreamData = (chunk: Buffer): void => {
+  readonly #onUpstreamData = guardedListener(this.#onFault, (chunk: Buffer): void => {
     this.#parts.context.garbage.streamed(chunk.length);
     this.#record.bodySent(chunk.length);
     if (!this.#client.write(chunk)) this.#upstream?.pause();
-  };
+  });
 
-  readonly #onUpstreamTrailers = (headers: IncomingHttpHeaders): void => {
+  readonly #onUpstreamTrailers = guardedListener(this.#onFault, (headers: IncomingHttpHeaders): void => {
     this.#trailers = relayedH2Headers(headers);
     const grpcStatus = grpcStatusOf(headers);
     if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
-  };
+  });
 
-  readonly #onUpstreamEnd = (): void => {
+  readonly #onUpstreamEnd = guardedListener(this.#onFault, (): void => {
     if (this.#done || !this.#responseStarted || this.#responseEnded) return;
     this.#responseEnded = true;
     this.#client.end();
-  };
+  });
 
-  readonly #onWantTrailers = (): void => {
+  readonly #onWantTrailers = guardedListener(this.#onFault, (): void => {
     // No trailers from the app: node sends an empty DATA frame with END_STREAM instead.
     this.#client.sendTrailers(this.#trailers ?? {});
-  };
+  });
 
-  readonly #onUpstreamClose = (): void => {
+  readonly #onUpstreamClose = guardedListener(this.#onFault, (): void => {
     const upstream = this.#upstream;
     this.#detachUpstream();
     if (this.#done || upstream === undefined) return;
@@ -245,10 +254,10 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     // Mid-response: the client's stream is reset too, so it can never look complete.
     this.#parts.context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
     resetStream(this.#client, false);
-  };
+  });
 
   /** The client's stream closed: answered, reset by the client, or its connection gone. */
-  readonly #onClientClose = (): void => {
+  readonly #onClientClose = guardedListener(this.#onFault, (): void => {
     clearTimeout(this.#headTimer);
     const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
     this.#done = true;
@@ -258,7 +267,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     this.#detachUpstream();
     if (upstream !== undefined) resetStream(upstream, true);
     this.#record.finished(aborted);
-  };
+  });
 
   #detachUpstream(): void {
     const session = this.#session;

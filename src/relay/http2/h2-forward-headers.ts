@@ -136,7 +136,7 @@ export function h1ToH2cHeaders(request: RequestHead, target: string, authority: 
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index]!.toLowerCase();
     const value = raw[index + 1]!;
-    if (name === "host" || name === "content-length" || name === "http2-settings") continue;
+    if (name === "host" || name === "content-length") continue;
     if (collectForwarded(forwarded, name, value)) continue;
     if (isHopByHop(name, listed)) continue;
     const existing = out[name];

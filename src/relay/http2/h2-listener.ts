@@ -134,7 +134,7 @@ export class H2Listener {
       routeStream(this.#parts, stream, request, state?.remoteAddress);
     } catch (error) {
       // A defect of ours costs this stream, never the process.
-      this.#parts.context.log.error({ err: error }, "relay failed on an h2 stream");
+      this.#parts.context.reportFault(error);
       resetStream(stream, false);
     }
   }

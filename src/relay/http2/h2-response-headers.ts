@@ -31,7 +31,7 @@ export function h1ToH2Headers(status: number, headers: readonly string[]): Outgo
   const out: OutgoingHttpHeaders = { ":status": status };
   for (let index = 0; index < headers.length; index += 2) {
     const name = headers[index]!.toLowerCase();
-    if (isHopByHop(name, listed) || name === "host" || name === "http2-settings") continue;
+    if (isHopByHop(name, listed) || name === "host") continue;
     if (status === 204 && name === "content-length") continue;
     const value = headers[index + 1]!;
     const existing = out[name];

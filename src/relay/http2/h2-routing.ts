@@ -8,6 +8,8 @@ import { answerOwnError } from "./h2-own-answer.js";
 import { streamWriter, type H2Request } from "./h2-request.js";
 import { H2ToH1Exchange } from "./h2-to-h1-exchange.js";
 import type { H2cPool } from "./h2c-pool.js";
+import { resetStream } from "./http2-module.js";
+import { guardedListener } from "./stream-fault-boundary.js";
 
 /** `--upstream-protocol` (CONTRACT §13). */
 export type UpstreamProtocol = "auto" | "http1" | "h2c";
@@ -51,9 +53,18 @@ export function routeStream(parts: H2RoutingParts, stream: ServerHttp2Stream, re
   }
   for (const service of parts.localServices) {
     if (service.claims(request)) {
-      readSmallBody(stream, (body, ended) => {
-        if (!ended || !service.answer(request, body, stream)) forward(parts, stream, request, remoteAddress, body, ended);
-      });
+      // Reset by the peer while its body is read: nothing to answer, and node's error is ours to take.
+      stream.on("error", ignore);
+      const onFault = (error: unknown): void => {
+        parts.context.reportFault(error);
+        resetStream(stream, false);
+      };
+      readSmallBody(
+        stream,
+        guardedListener(onFault, (body: Buffer, ended: boolean) => {
+          if (!ended || !service.answer(request, body, stream)) forward(parts, stream, request, remoteAddress, body, ended);
+        }),
+      );
       return;
     }
   }
@@ -107,7 +118,9 @@ function readSmallBody(stream: ServerHttp2Stream, done: (body: Buffer, ended: bo
   };
   const onEnd = (): void => {
     finish();
-    done(Buffer.concat(chunks, length), true);
+    // node also ends the readable side of a stream that a reset or its connection's close cut off
+    // (after closing it): that body never came whole, and there is no one left to answer.
+    if (!stream.closed) done(Buffer.concat(chunks, length), true);
   };
   const finish = (): void => {
     stream.off("data", onData);

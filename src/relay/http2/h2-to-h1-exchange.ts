@@ -15,6 +15,7 @@ import { answerOwnError } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { h1ToH2Headers } from "./h2-response-headers.js";
 import { http2, resetStream } from "./http2-module.js";
+import { guardedListener } from "./stream-fault-boundary.js";
 
 /** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
 export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
@@ -42,6 +43,14 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
   #responseStarted = false;
   #responseEnded = false;
   #done = false;
+  /** A defect of ours in one of the client stream's listeners: its HTTP/1.1 connection is dropped and the stream reset. */
+  readonly #onFault = (error: unknown): void => {
+    this.#context.reportFault(error);
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    resetStream(this.#client, false);
+  };
 
   constructor(context: RelayContext, client: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
     this.#context = context;
@@ -125,14 +134,14 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
   }
 
-  readonly #onClientData = (chunk: Buffer): void => {
+  readonly #onClientData = guardedListener(this.#onFault, (chunk: Buffer): void => {
     this.#context.garbage.streamed(chunk.length);
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
     if (!this.#writeBody(upstream, chunk)) this.#client.pause();
-  };
+  });
 
-  readonly #onClientEnd = (): void => {
+  readonly #onClientEnd = guardedListener(this.#onFault, (): void => {
     // node:http2 also ends the readable side of a stream that a reset or its connection's close
     // cut off, once it has closed it: that request never ended, and its held byte or last chunk
     // must not make it look whole. (A stream whose END_STREAM came is still open until we answer.)
@@ -140,15 +149,15 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream !== undefined && upstream.connected && !this.#requestSent && !this.#done) this.#sendRequestEnd(upstream);
-  };
+  });
 
   onUpstreamDrain(): void {
     this.#client.resume();
   }
 
-  readonly #onClientDrain = (): void => {
+  readonly #onClientDrain = guardedListener(this.#onFault, (): void => {
     this.#upstream?.resumeReading();
-  };
+  });
 
   onResponseHead(head: ParsedHead): BodyDirective {
     const status = head.statusCode;
@@ -213,7 +222,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     resetStream(this.#client, false);
   }
 
-  readonly #onClientClose = (): void => {
+  readonly #onClientClose = guardedListener(this.#onFault, (): void => {
     const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
     this.#done = true;
     if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
@@ -223,7 +232,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     // A request or answer cut short leaves the connection mid-message: never reused.
     upstream?.destroy();
     this.#record.finished(aborted);
-  };
+  });
 
   #failBeforeHead(status: number, error: Error, reason: string, overloaded = false): void {
     if (this.#done || this.#client.headersSent) return;
