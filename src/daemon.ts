@@ -119,7 +119,14 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     onFault: reportFault,
   });
   // Made now, connected at its first stream only: node:http2 is not loaded before an h2 request needs it.
-  const h2cPool = new H2cPool({ host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80), idleTimeoutMs: 4_000 });
+  // An app that accepts and never sends SETTINGS: its requests time out at their own head deadline
+  // (which counts the connection's setup); the connection itself goes after 10 s at most.
+  const h2cPool = new H2cPool({
+    host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: Number(upstreamUrl.port || 80),
+    idleTimeoutMs: 4_000,
+    settingsTimeoutMs: Math.min(config.responseHeaderTimeoutMs, 10_000),
+  });
   const limiter =
     config.maxConcurrency > 0
       ? new ConcurrencyLimiter({

@@ -17,15 +17,13 @@ import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import type { RequestHead } from "./request-head.js";
 import { HeldRequestBody } from "./held-request-body.js";
-import { MAX_INTERIM_HEADS, relayInterimHead, switchingProtocolsHead, unaskedSwitch } from "./interim-responses.js";
+import { CONTINUE_HEAD, MAX_INTERIM_HEADS, relayInterimHead, switchingProtocolsHead, unaskedSwitch } from "./interim-responses.js";
 import { relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
 import type { Transaction } from "./transaction.js";
 import { sendOwnAnswer, writeWholeAnswer } from "./own-answer.js";
 import { openTunnel } from "./tunnel.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
-
-const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
 export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter {
@@ -100,7 +98,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
 
   #sendOn(): void {
     // Answered here, as node:http and nginx do, once the body has somewhere to go.
-    if (this.#expectsContinue) this.#client.write(CONTINUE);
+    if (this.#expectsContinue) this.#client.write(CONTINUE_HEAD);
     this.#connect();
   }
 

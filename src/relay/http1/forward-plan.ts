@@ -3,6 +3,7 @@ import { parseAbsoluteTarget } from "../../http/request-target.js";
 import { clientAddressOf, forwardedRequestHead, type ForwardedHead } from "./forwarded-request-head.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestHead } from "./request-head.js";
+import { expectsContinue } from "./interim-responses.js";
 
 /** Why a request cannot be forwarded: the status, the fixed reason the client sees, and the detail the log gets. */
 export interface Refusal {
@@ -48,8 +49,6 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
       ? refuse(400, "bad request framing", "an empty Transfer-Encoding")
       : refuse(501, "transfer coding not supported", `Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
   }
-  // Any other expectation than 100-continue was answered 417 before (relay-server.ts).
-  const expectation = request.versionMinor === 1 ? request.joined("expect") : undefined;
   const head = forwardedRequestHead(request, {
     target,
     hostOverride,
@@ -57,7 +56,7 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     upstreamHost: context.upstreamHost,
     upgrade,
   });
-  return { kind: "forward", head, upgrade, expectsContinue: expectation !== undefined };
+  return { kind: "forward", head, upgrade, expectsContinue: expectsContinue(request) };
 }
 
 /**

@@ -6,6 +6,8 @@ import { relayedResponseHead, upstreamHeaderFacts } from "./response-head.js";
 
 /** Interim answers relayed per response at most: an app that sends more is failing (nginx takes 1-2, curl any). */
 export const MAX_INTERIM_HEADS = 32;
+/** What the relay answers an `Expect: 100-continue` with, once the body has somewhere to go (as node:http and nginx do). */
+export const CONTINUE_HEAD = "HTTP/1.1 100 Continue\r\n\r\n";
 /** The 101 handshake's own hop-by-hop headers, which pass with it. */
 const UPGRADE_HEADERS = ["upgrade", "connection"];
 
@@ -16,6 +18,15 @@ const UPGRADE_HEADERS = ["upgrade", "connection"];
 export function relayInterimHead(client: ClientConnection, request: RequestHead, head: ParsedHead): boolean {
   if (request.versionMinor < 1) return true;
   return client.write(relayedResponseHead(head.statusCode, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
+}
+
+/**
+ * Whether the relay owes the client a `100 Continue` (the app never sees `expect`: it is
+ * hop-by-hop here). Any other expectation than 100-continue was answered 417 before
+ * (relay-server.ts); an HTTP/1.0 client cannot ask for one.
+ */
+export function expectsContinue(request: RequestHead): boolean {
+  return request.versionMinor === 1 && request.joined("expect") !== undefined;
 }
 
 /** Only a 101 to the WebSocket asked for becomes a tunnel: what it switched to otherwise (for the 502's log line), undefined when it is that. */

@@ -7,6 +7,7 @@ import type { ResponseWriter } from "../../http/response-writer.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
 import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
 import { LAST_CHUNK, responseFramingFor, writeBodyChunk } from "../http1/body-framing.js";
+import { CONTINUE_HEAD, expectsContinue } from "../http1/interim-responses.js";
 import { recordGrpcFormError, refusalAnswer } from "../own-errors.js";
 import type { ClientConnection } from "../http1/client-connection.js";
 import type { Transaction } from "../http1/transaction.js";
@@ -46,6 +47,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   #responseStarted = false;
   /** A gRPC-form error's status is in the record already: our writer must not count its 200. */
   #statusRecorded = false;
+  /** In the pool's waiters: a session is still to come. */
+  #waitingForSession = false;
   #done = false;
   /** A defect of ours in one of the app stream's listeners: the client connection's fault boundary ends this request. */
   readonly #onFault = (error: unknown): void => this.#client.fault(error);
@@ -82,7 +85,20 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
     this.#record.admitted(waitedMs !== undefined, waitedMs);
+    // Answered as the HTTP/1.1 relay does, once the body has somewhere to go (held until the stream exists).
+    if (expectsContinue(this.#request)) this.#client.write(CONTINUE_HEAD);
+    // The head's deadline runs from here, the connection's setup included (an app that accepts
+    // and never sends SETTINGS gets its 504 like one that never answers).
+    this.#awaitHead();
+    this.#waitingForSession = true;
     this.#pool.acquire(this);
+  }
+
+  /** Out of the pool's waiters, if still there: a request that ended never takes a session. */
+  #stopWaiting(): void {
+    if (!this.#waitingForSession) return;
+    this.#waitingForSession = false;
+    this.#pool.forget(this);
   }
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
@@ -97,6 +113,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   }
 
   onSession(session: ClientHttp2Session): void {
+    this.#waitingForSession = false;
     if (this.#done) return this.#pool.release(session);
     this.#session = session;
     const endStream = this.#requestEnded && this.#pendingBytes === 0;
@@ -118,15 +135,21 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#pending = [];
     if (this.#requestEnded) {
       if (!endStream) upstream.end();
-      this.#awaitHead();
+    } else {
+      // The rest of the body goes now: upload time does not count, the deadline starts again at its end.
+      clearTimeout(this.#headTimer);
+      this.#headTimer = undefined;
     }
     this.#client.resumeForBody();
   }
 
   onSessionFailure(error: Error & { code?: string }): void {
+    this.#waitingForSession = false;
     if (this.#done) return;
-    this.#context.observer.upstreamError(upstreamErrorReason(error.code));
-    this.#fail(502, error, "upstream unavailable");
+    const reason = upstreamErrorReason(error.code);
+    this.#context.observer.upstreamError(reason);
+    if (reason === "timeout") this.#fail(504, error, "upstream response head timed out");
+    else this.#fail(502, error, "upstream unavailable");
   }
 
   onRequestBody(chunk: Buffer): void {
@@ -161,7 +184,9 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   }
 
   readonly #onHeadTimeout = guardedListener(this.#onFault, (): void => {
+    this.#headTimer = undefined;
     if (this.#responseStarted || this.#done) return;
+    this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detach();
     if (upstream !== undefined) resetStream(upstream, true);
@@ -235,6 +260,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     clearTimeout(this.#headTimer);
     if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
     this.#queued = undefined;
+    this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detach();
     if (upstream !== undefined) resetStream(upstream, true);

@@ -44,6 +44,8 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   #responseStarted = false;
   #responseEnded = false;
   #retried = false;
+  /** In the pool's waiters: a session is still to come. */
+  #waitingForSession = false;
   #done = false;
   /** A defect of ours (or a send node:http2 refused) in one of this stream's listeners: this stream is reset both ways, nothing else. */
   readonly #onFault = (error: unknown): void => {
@@ -84,7 +86,22 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
     this.#record.admitted(waitedMs !== undefined, waitedMs);
+    // The head's deadline runs from here, the connection's setup included (an app that accepts
+    // and never sends SETTINGS gets its 504 like one that never answers).
+    this.#awaitHead();
+    this.#acquireSession();
+  }
+
+  #acquireSession(): void {
+    this.#waitingForSession = true;
     this.#parts.pool.acquire(this);
+  }
+
+  /** Out of the pool's waiters, if still there: a request that ended never takes a session. */
+  #stopWaiting(): void {
+    if (!this.#waitingForSession) return;
+    this.#waitingForSession = false;
+    this.#parts.pool.forget(this);
   }
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
@@ -98,6 +115,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   }
 
   onSession(session: ClientHttp2Session): void {
+    this.#waitingForSession = false;
     if (this.#done) {
       this.#parts.pool.release(session);
       return;
@@ -128,14 +146,20 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
       else upstream.write(this.#preRead);
       this.#bodyForwarded = true;
     }
-    if (this.#clientEnded) this.#awaitHead();
-    else this.#client.resume();
+    if (this.#clientEnded) return;
+    // The body goes now: upload time does not count, the deadline starts again at its end.
+    clearTimeout(this.#headTimer);
+    this.#headTimer = undefined;
+    this.#client.resume();
   }
 
   onSessionFailure(error: Error & { code?: string }): void {
+    this.#waitingForSession = false;
     if (this.#done) return;
-    this.#parts.context.observer.upstreamError(upstreamErrorReason(error.code));
-    this.#failBeforeHead(502, error, "upstream unavailable");
+    const reason = upstreamErrorReason(error.code);
+    this.#parts.context.observer.upstreamError(reason);
+    if (reason === "timeout") this.#failBeforeHead(504, error, "upstream response head timed out");
+    else this.#failBeforeHead(502, error, "upstream unavailable");
   }
 
   readonly #onClientData = guardedListener(this.#onFault, (chunk: Buffer): void => {
@@ -177,6 +201,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   readonly #onHeadTimeout = guardedListener(this.#onFault, (): void => {
     this.#headTimer = undefined;
     if (this.#responseStarted || this.#done) return;
+    this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detachUpstream();
     if (upstream !== undefined) resetStream(upstream, true);
@@ -240,7 +265,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     if (!this.#responseStarted && code === constants.NGHTTP2_REFUSED_STREAM && !this.#retried && !this.#bodyForwarded) {
       this.#retried = true;
       this.#client.pause(); // the body waits for the new stream, as for the first
-      this.#parts.pool.acquire(this);
+      this.#acquireSession();
       return;
     }
     // Whatever the client still sends has nowhere to go: read and dropped, so its stream can end.
@@ -263,6 +288,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     this.#done = true;
     if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
     this.#queued = undefined;
+    this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detachUpstream();
     if (upstream !== undefined) resetStream(upstream, true);

@@ -1,4 +1,4 @@
-// Multiplexed h2c sessions to the app: each waits for the app's SETTINGS, takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
+// Multiplexed h2c sessions to the app: each waits for the app's SETTINGS (closed when they do not come), takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
 import type { ClientHttp2Session } from "node:http2";
 import { connect } from "node:net";
 import { http2 } from "./http2-module.js";
@@ -7,7 +7,7 @@ import { http2 } from "./http2-module.js";
 export interface H2cSessionUser {
   /** A session with a stream's worth of room, taken for this user; give it back with {@link H2cPool.release}. */
   onSession(session: ClientHttp2Session): void;
-  /** The app could not be reached (refused, reset before SETTINGS). */
+  /** The app could not be reached (refused, reset before SETTINGS, or SETTINGS never came: {@link SETTINGS_TIMEOUT_CODE}). */
   onSessionFailure(error: Error & { code?: string }): void;
 }
 
@@ -16,7 +16,16 @@ export interface H2cPoolOptions {
   readonly port: number;
   /** A session without streams is closed after about this long (as the HTTP/1.1 pool's idle connections). */
   readonly idleTimeoutMs: number;
+  /**
+   * A connection whose SETTINGS have not come this long after it was opened is closed and its
+   * waiters failed: an app that accepts and says nothing (wedged, or not HTTP/2) must not hold
+   * them, nor the connection, for ever.
+   */
+  readonly settingsTimeoutMs: number;
 }
+
+/** The error code waiters get when the app's SETTINGS did not come in time (undici's for a connect that took too long: a timeout to the metrics). */
+export const SETTINGS_TIMEOUT_CODE = "UND_ERR_CONNECT_TIMEOUT";
 
 /** Streams a session takes before the app's SETTINGS (RFC 9113 §6.5.2 suggests at least 100), and at most after it. */
 const INITIAL_CAPACITY = 100;
@@ -35,6 +44,7 @@ class PooledSession {
   usable = true;
   idleSince = 0;
   readonly waiters: H2cSessionUser[] = [];
+  settingsTimer: NodeJS.Timeout | undefined;
 
   constructor(session: ClientHttp2Session) {
     this.session = session;
@@ -75,6 +85,17 @@ export class H2cPool {
     }
   }
 
+  /** `user` no longer waits (its client left, or its own deadline passed): it is never handed a session. */
+  forget(user: H2cSessionUser): void {
+    for (const pooled of this.#sessions) {
+      const at = pooled.waiters.indexOf(user);
+      if (at >= 0) {
+        pooled.waiters.splice(at, 1);
+        return;
+      }
+    }
+  }
+
   /** A stream taken with {@link acquire} has closed. */
   release(session: ClientHttp2Session): void {
     const pooled = this.#bySession.get(session);
@@ -106,9 +127,15 @@ export class H2cPool {
       pooled.capacity = max === undefined ? MAX_CAPACITY : Math.max(1, Math.min(max, MAX_CAPACITY));
       if (!pooled.ready) {
         pooled.ready = true;
+        clearTimeout(pooled.settingsTimer);
         this.#serveWaiters(pooled);
       }
     });
+    pooled.settingsTimer = setTimeout(() => {
+      const error = Object.assign(new Error(`upstream sent no HTTP/2 SETTINGS within ${this.#options.settingsTimeoutMs} ms`), { code: SETTINGS_TIMEOUT_CODE });
+      this.#retire(pooled, error);
+      session.destroy();
+    }, this.#options.settingsTimeoutMs).unref();
     // The streams above its last id come back to their users closed with REFUSED_STREAM: they send again.
     session.on("goaway", () => this.#retire(pooled, undefined));
     session.on("error", (error: Error) => this.#retire(pooled, error));
@@ -135,6 +162,7 @@ export class H2cPool {
 
   #retire(pooled: PooledSession, error: Error | undefined): void {
     pooled.usable = false;
+    clearTimeout(pooled.settingsTimer);
     const at = this.#sessions.indexOf(pooled);
     if (at >= 0) this.#sessions.splice(at, 1);
     const waiters = pooled.waiters.splice(0);
