@@ -116,6 +116,24 @@ t.test("upstream 5xx bodies pass through by default; interception replaces them 
   }
 });
 
+t.test("an intercepted 5xx whose body never ends: the page goes when the status arrives, and the app is not read on (issue 37.6)", async (t) => {
+  const upstream = await startUpstream(t);
+  let appConnectionClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => (appConnectionClosed = resolve));
+  upstream.handle((req, res) => {
+    res.writeHead(500, { "content-type": "text/plain" });
+    res.write("still failing\n");
+    // Never ended: only the proxy letting go of the connection closes it.
+    req.socket.once("close", appConnectionClosed);
+  });
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--error-pages-intercept-upstream"]);
+  const reply = await send(daemon.port, "/endless", { headers: { accept: BROWSER } });
+  t.equal(reply.status, 500, "status kept");
+  t.match(reply.text(), '<p class="status">500</p>', "the whole page, without waiting for the app's body");
+  await closed;
+  t.pass("the app's connection was closed, not read on");
+});
+
 t.test("--error-pages-dir replaces pages; missing files keep the embedded ones", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "rp-pages-"));
   writeFileSync(join(dir, "502.html"), "<!doctype html><title>ours</title><p>Our 502, id {{requestId}}</p>");

@@ -44,7 +44,6 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   #requestSent = false;
   #responseFraming: ResponseFraming = "none";
   #responseStarted = false;
-  #interceptedStatus = 0;
   /** The answer's status is in the record already (an intercepted 5xx, a gRPC-form error): our writer must not count its own. */
   #statusRecorded = false;
   #interimHeads = 0;
@@ -181,11 +180,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     if (status === 101) return this.#onSwitchingProtocols(head);
     const method = this.#request.method;
     this.#record.upstreamHead(status);
-    if (status >= 500 && this.#context.interceptUpstreamErrors && wantsHtml(this.#request.header("accept"))) {
-      this.#interceptedStatus = status;
-      this.#statusRecorded = true;
-      return method === "HEAD" ? BODY.skip : BODY.parse;
-    }
+    if (status >= 500 && this.#context.interceptUpstreamErrors && wantsHtml(this.#request.header("accept"))) return this.#interceptError(status);
     const facts = upstreamHeaderFacts(head.headers);
     this.#responseFraming = responseFramingFor(method, status, facts.hasContentLength, this.#request.versionMinor);
     if (this.#responseFraming === "close") client.closeAfterAnswer();
@@ -193,6 +188,24 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     this.#upstream?.corkClientUntilReadEnds(client.socket);
     client.write(relayedResponseHead(status, head.statusMessage, head.headers, facts, this.#responseFraming, client.keepAlive));
     return method === "HEAD" ? BODY.skip : BODY.parse;
+  }
+
+  /**
+   * An upstream 5xx replaced by the branded page (`--error-pages-intercept-upstream`, browser
+   * navigations): the page goes as soon as the status is known and the app's own body is never
+   * read, as nginx's `proxy_intercept_errors` does; an app failing with an endless body would
+   * otherwise leave the browser with nothing. The connection, mid-body, is not reused.
+   */
+  #interceptError(status: number): BodyDirective {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    this.#statusRecorded = true;
+    const requestId = this.#record.requestId;
+    // The page shows the request id; this line is where the operator finds it.
+    this.#context.errorLog.warn("upstream error replaced by the error page", { requestId, status, method: this.#request.method, url: withoutQuery(this.#request.url) });
+    this.#finishWithPage(status, requestId);
+    return BODY.skip;
   }
 
   /** Interim answers (100 Continue, 103 Early Hints) are relayed as they come, and only so many: a flood of them is a 502. */
@@ -231,7 +244,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
 
   onResponseBody(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
-    if (this.#interceptedStatus !== 0 || this.#done) return; // replaced by our page: drained
+    if (this.#done) return;
     const client = this.#client;
     this.#record.bodySent(chunk.length);
     if (!writeBodyChunk(client.socket, this.#responseFraming === "chunked", chunk)) this.#upstream?.pauseReading();
@@ -242,13 +255,6 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     this.#upstream = undefined;
     if (upstream !== undefined) this.#context.pool.release(upstream, keepAlive && this.#requestSent && !this.#done);
     if (this.#done) return;
-    if (this.#interceptedStatus !== 0) {
-      const requestId = this.#record.requestId;
-      // The page shows the request id; this line is where the operator finds it.
-      this.#context.errorLog.warn("upstream error replaced by the error page", { requestId, status: this.#interceptedStatus, method: this.#request.method, url: withoutQuery(this.#request.url) });
-      this.#finishWithPage(this.#interceptedStatus, requestId);
-      return;
-    }
     if (this.#responseFraming === "chunked") this.#client.write(LAST_CHUNK);
     this.#done = true;
     this.#record.finished(false);
@@ -260,11 +266,6 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     const upstream = this.#upstream;
     this.#upstream = undefined;
     if (this.#done) return;
-    if (this.#interceptedStatus !== 0) {
-      // The upstream's own error answer broke off; the page replacing it needs none of it.
-      this.#finishWithPage(this.#interceptedStatus, this.#record.requestId);
-      return;
-    }
     if (!this.#responseStarted) {
       if (upstream !== undefined && this.#shouldRetry(upstream, failure.code)) {
         this.#retried = true;
