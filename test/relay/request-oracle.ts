@@ -5,7 +5,7 @@ import type { ReferenceRequest, ReferenceVerdict } from "./reference-server.js";
 import type { CaseActivity } from "./upstream-barrier.js";
 
 /** Never forwarded (CONTRACT §5), and Expect: node:http answers 100-continue itself. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "expect"]);
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "expect", "http2-settings"]);
 /** Collected wherever they stand and appended with the proxy's hop. */
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto"]);
 /** What the proxy writes upstream for its own framing of the request: not compared (bodies are, decoded). */

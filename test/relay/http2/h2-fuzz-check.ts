@@ -5,7 +5,7 @@ import type { ClientView } from "./h2-raw-client.js";
 import type { StrictReading, StrictRequest } from "./strict-h1-requests.js";
 
 /** Never forwarded to an HTTP/1.1 app (CONTRACT §5); `transfer-encoding` is the proxy's own framing, checked by the reader. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "expect"]);
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "expect", "http2-settings"]);
 /** Written by the proxy itself, compared apart from the client's fields. */
 const REWRITTEN = new Set(["host", "cookie", "content-length", "transfer-encoding", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"]);
 

@@ -95,7 +95,7 @@ export function applyTweak(draft: Draft, { kind, pick }: Tweak): void {
     case "forwarded":
       return add(choose(["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"], pick), choose(["203.0.113.7", "10.0.0.1, 10.0.0.2", "https", "edge.example"], pick >> 2));
     case "hop-by-hop":
-      return add(choose(["trailer", "expect"], pick), choose(["x-sum", "100-continue"], pick));
+      return add(choose(["trailer", "expect", "http2-settings"], pick), choose(["x-sum", "100-continue", "AAMAAABkAAQAAP__"], pick));
     case "local":
       if (pick % 3 === 0) return add("content-type", choose(["application/grpc", "application/grpc+proto"], pick));
       setPseudo(":method", choose(["GET", "HEAD", "OPTIONS"], pick));
