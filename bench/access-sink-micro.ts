@@ -56,7 +56,8 @@ const entry = (index: number): AccessLogEntry => ({
 
 async function microsPerLine(sink: (fd: number) => AccessSink): Promise<number> {
   const fifo = drainedFifo();
-  const processLog = createProcessLog("info", () => sink(fifo.fd), pino.destination({ dest: "/dev/null", sync: true }));
+  const accessSink = sink(fifo.fd);
+  const processLog = createProcessLog("info", () => ({ lifecycle: pino.destination({ dest: "/dev/null", sync: true }), openAccessSink: () => accessSink, end: (timeoutMs) => accessSink.end(timeoutMs) }));
   const access = createAccessLog(processLog.accessLog, true);
   const entries = Array.from({ length: 1000 }, (_, index) => entry(index));
   const before = process.cpuUsage();

@@ -1,8 +1,8 @@
-// Creates the process loggers: pino JSON on stdout, lifecycle lines written at once, access lines batched and written without waiting (no transports: a SEA cannot load their worker files).
+// Creates the process loggers: pino JSON on stdout, lifecycle lines written at once, access lines batched, neither waiting on a pipe's reader (no transports: a SEA cannot load their worker files).
 import { pino, type Logger, type Level } from "pino";
-import type { AccessSink, AccessSinkOptions } from "./access-log/access-sink.js";
+import type { AccessSink } from "./access-log/access-sink.js";
 import { LineBatch } from "./access-log/line-batch.js";
-import { openStdoutSink, PIPE_BUF } from "./access-log/stdout-sink.js";
+import { openStdoutDestinations, PIPE_BUF, type StdoutDestinations } from "./access-log/stdout-sink.js";
 
 /** The levels `--log-level` accepts. */
 export const LOG_LEVELS: readonly Level[] = ["fatal", "error", "warn", "info", "debug", "trace"];
@@ -17,14 +17,15 @@ export function createLogger(level: Level, destination: pino.DestinationStream):
 
 /**
  * The process's two loggers on the one stdout. Lifecycle and warning lines (`listening`,
- * `draining`, `stopping app`, transitions: a few per state change) are written synchronously, so
- * each is out before what it announces happens: the app in the entrypoint form writes to the
- * same stdout, and `stopping app` must come before the app's own reaction to the signal (with
- * one asynchronous stream it did not, under load, in test/process/entrypoint.test.ts). Access
- * lines, one per request, are gathered (src/access-log/line-batch.ts) and written without the
- * request ever waiting on stdout (src/access-log/stdout-sink.ts). Each write of either is whole
- * lines of at most PIPE_BUF bytes, so the two never tear each other's lines; each stream keeps
- * its own order, and the two may reorder across a batch.
+ * `draining`, `stopping app`, transitions: a few per state change) are written at once when
+ * stdout takes them, so each is out before what it announces happens: the app in the entrypoint
+ * form writes to the same stdout, and `stopping app` must come before the app's own reaction to
+ * the signal. Access lines, one per request, are gathered (src/access-log/line-batch.ts) and
+ * written without the request ever waiting on stdout. On a pipe neither kind ever waits for a
+ * reader that stopped (src/access-log/stdout-sink.ts): lines past a bound are dropped, counted,
+ * and reported once it reads again, and lifecycle lines go before access lines that wait. Each
+ * write of either is whole lines of at most PIPE_BUF bytes, so the two never tear each other's
+ * lines; each stream keeps its own order, and the two may reorder across a batch.
  */
 export interface ProcessLog {
   /** Lifecycle, transitions, warnings: written at once. */
@@ -41,23 +42,27 @@ export interface ProcessLog {
   end(timeoutMs?: number): Promise<void>;
 }
 
+/** What the drop counts are reported to, once stdout has caught up. */
+export interface DropReports {
+  readonly onDropped: (lines: number) => void;
+  readonly onUrgentDropped: (lines: number) => void;
+}
+
 /**
- * `openAccessSink` makes the access lines' destination (stdout's by default); the logger is
- * given a stream that only writes, never flushSync() (pino's fatal() calls its stream's
- * flushSync() after the line; measured with sonic-boom: `uncaught exception` after a burst put a
- * 4 KiB block out of order in about 1 run of 10). The sink is opened at the first access line:
- * without --access-log, or at warn, the process holds no second descriptor of stdout.
+ * `open` makes stdout's destinations (src/access-log/stdout-sink.ts by default; a test gives a
+ * file's). The lifecycle destination is a stream that only writes, never flushSync() (pino's
+ * fatal() calls its stream's flushSync() after the line; measured with sonic-boom: `uncaught
+ * exception` after a burst put a 4 KiB block out of order in about 1 run of 10).
  */
-export function createProcessLog(
-  level: Level,
-  openAccessSink: (options: AccessSinkOptions) => AccessSink = openStdoutSink,
-  lifecycle: pino.DestinationStream = pino.destination({ dest: 1, sync: true }),
-): ProcessLog {
-  const log = createLogger(level, lifecycle);
+export function createProcessLog(level: Level, open: (reports: DropReports) => StdoutDestinations = openStdoutDestinations): ProcessLog {
   // Said once stdout has caught up (the sinks wait for that), so the warning itself does not wait on a full pipe.
-  const onDropped = (dropped: number) => log.warn({ dropped }, "access log lines dropped");
+  const destinations = open({
+    onDropped: (dropped) => log.warn({ dropped }, "access log lines dropped"),
+    onUrgentDropped: (dropped) => log.warn({ dropped }, "log lines dropped"),
+  });
+  const log = createLogger(level, destinations.lifecycle);
   let sink: AccessSink | undefined;
-  const batch = new LineBatch({ write: (chunk: Buffer) => (sink ??= openAccessSink({ onDropped })).write(chunk) }, { maxChunkBytes: PIPE_BUF });
+  const batch = new LineBatch({ write: (chunk: Buffer) => (sink ??= destinations.openAccessSink()).write(chunk) }, { maxChunkBytes: PIPE_BUF });
   const accessLog = createLogger(level, batch);
   let ended: Promise<void> | undefined;
   const end = (timeoutMs = LOG_END_TIMEOUT_MS) =>
@@ -65,7 +70,7 @@ export function createProcessLog(
       accessLog.level = "silent";
       // This turn's lines first: they were logged before end() and must not be lost.
       batch.close();
-      await sink?.end(timeoutMs);
+      await destinations.end(timeoutMs);
     })());
   return { log, accessLog, end };
 }

@@ -1,4 +1,4 @@
-// The access log's chunks written from the event loop to a non-blocking pipe descriptor of the process's own: one write(2) per chunk, queued only while the pipe is full, the queue bounded.
+// Every line the process logs, written from the event loop to a non-blocking pipe descriptor of its own: one write(2) per chunk, queued only while the pipe is full, lifecycle lines ahead of access lines, each queue bounded.
 import { Socket } from "node:net";
 import { DroppedLines, MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions } from "./access-sink.js";
 
@@ -20,17 +20,21 @@ import { DroppedLines, MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions
  * When the pipe stays full, at most `maxQueuedBytes` wait; later chunks are dropped and counted,
  * and the count is reported once everything queued has been written (see access-sink.ts). If
  * the pipe breaks (EPIPE: nobody will ever read it) everything is dropped from then on.
+ *
+ * The process's own lines (lifecycle, warnings: src/logger.ts) come through {@link writeUrgent}:
+ * written at once when the pipe has room, so each is out before what it announces (the app in
+ * the entrypoint form shares the pipe); otherwise queued ahead of every access chunk, within a
+ * bound of their own. Never a write(2) that waits: a reader that stopped (or an app that floods
+ * the pipe) cannot stop the event loop, so /health, signals and the drain go on.
  */
 export class PipeSink implements AccessSink {
   readonly #socket: Socket;
-  readonly #maxQueuedBytes: number;
-  readonly #dropped: DroppedLines;
-  /** Chunks waiting for the one in flight; [#queueStart, length) are still to write. */
-  #queue: Buffer[] = [];
-  #queueStart = 0;
-  /** Bytes of the queue and the chunk in flight. */
-  #queuedBytes = 0;
+  /** Lifecycle lines, written before any access chunk that waits. */
+  readonly #urgent: ChunkQueue;
+  readonly #access: ChunkQueue;
   #inFlight: Buffer | undefined;
+  /** Which queue the chunk in flight came from, so its bytes leave that queue's count once written. */
+  #inFlightQueue: ChunkQueue | undefined;
   #broken = false;
   #ending = false;
   #ended: Promise<void> | undefined;
@@ -39,61 +43,69 @@ export class PipeSink implements AccessSink {
   #onIdle: (() => void) | undefined;
 
   /** `fd` is a pipe opened for writing, non-blocking, that the sink now owns (it closes it). */
-  constructor(fd: number, { maxQueuedBytes = MAX_QUEUED_BYTES, onDropped }: AccessSinkOptions = {}) {
+  constructor(fd: number, { maxQueuedBytes = MAX_QUEUED_BYTES, onDropped, maxUrgentBytes = MAX_URGENT_BYTES, onUrgentDropped }: PipeSinkOptions = {}) {
     this.#socket = new Socket({ fd, readable: false, writable: true });
     // Nothing is read from it; an idle descriptor must not keep the process alive (writes in flight still do).
     this.#socket.unref();
     this.#socket.on("error", () => this.#break());
-    this.#maxQueuedBytes = maxQueuedBytes;
-    this.#dropped = new DroppedLines(onDropped);
+    this.#access = new ChunkQueue(maxQueuedBytes, new DroppedLines(onDropped));
+    this.#urgent = new ChunkQueue(maxUrgentBytes, new DroppedLines(onUrgentDropped));
   }
 
+  /** An access chunk: written when the pipe and the lifecycle lines before it allow. */
   write(chunk: Buffer): boolean {
-    // One chunk is always taken when nothing waits, however long: a line longer than the bound still gets out.
-    if (this.#ending || this.#broken || (this.#queuedBytes > 0 && this.#queuedBytes + chunk.length > this.#maxQueuedBytes)) {
-      this.#dropped.add(chunk);
+    return this.#enqueue(this.#access, chunk);
+  }
+
+  /** A lifecycle line (or a few): written now if nothing waits, else ahead of every access chunk. */
+  writeUrgent(chunk: Buffer): boolean {
+    return this.#enqueue(this.#urgent, chunk);
+  }
+
+  #enqueue(queue: ChunkQueue, chunk: Buffer): boolean {
+    if (this.#ending || this.#broken || !queue.fits(chunk)) {
+      queue.dropped.add(chunk);
       return false;
     }
-    this.#queuedBytes += chunk.length;
-    if (this.#inFlight === undefined) this.#send(chunk);
-    else this.#queue.push(chunk);
+    if (this.#inFlight === undefined) {
+      queue.bytes += chunk.length;
+      this.#send(queue, chunk);
+    } else {
+      queue.push(chunk);
+    }
     return true;
   }
 
-  #send(chunk: Buffer): void {
+  #send(queue: ChunkQueue, chunk: Buffer): void {
     this.#inFlight = chunk;
+    this.#inFlightQueue = queue;
     this.#socket.write(chunk, this.#afterWrite);
   }
 
   readonly #afterWrite = (error?: Error | null): void => {
     // A failed write also emits 'error' (#break), which drops the rest.
     if (error || this.#inFlight === undefined) return;
-    this.#queuedBytes -= this.#inFlight.length;
-    this.#inFlight = undefined;
+    this.#inFlightQueue!.bytes -= this.#inFlight.length;
+    this.#inFlight = this.#inFlightQueue = undefined;
     this.#onProgress?.();
-    if (this.#queueStart < this.#queue.length) {
-      const next = this.#queue[this.#queueStart]!;
-      this.#queueStart++;
-      if (this.#queueStart === this.#queue.length) {
-        this.#queue = [];
-        this.#queueStart = 0;
-      }
-      this.#send(next);
+    const queue = this.#urgent.waiting ? this.#urgent : this.#access.waiting ? this.#access : undefined;
+    if (queue !== undefined) {
+      this.#send(queue, queue.shift());
       return;
     }
-    this.#dropped.caughtUp();
-    this.#onIdle?.();
+    // Lifecycle drops first: their report is itself an urgent line.
+    this.#urgent.dropped.caughtUp();
+    this.#access.dropped.caughtUp();
+    if (this.#inFlight === undefined) this.#onIdle?.();
   };
 
   #break(): void {
     if (this.#broken) return;
     this.#broken = true;
-    for (let index = this.#queueStart; index < this.#queue.length; index++) this.#dropped.add(this.#queue[index]!);
-    if (this.#inFlight) this.#dropped.add(this.#inFlight);
-    this.#queue = [];
-    this.#queueStart = 0;
-    this.#queuedBytes = 0;
-    this.#inFlight = undefined;
+    if (this.#inFlight) this.#inFlightQueue!.dropped.add(this.#inFlight);
+    this.#inFlight = this.#inFlightQueue = undefined;
+    this.#urgent.dropAll();
+    this.#access.dropAll();
     this.#socket.destroy();
     this.#onIdle?.();
   }
@@ -113,5 +125,60 @@ export class PipeSink implements AccessSink {
       this.#onProgress = () => timer.refresh();
       this.#onIdle = finish;
     }));
+  }
+}
+
+/** The bound on lifecycle lines waiting for stdout: a few hundred lines, far more than a stop or an outage logs. */
+export const MAX_URGENT_BYTES = 256 * 1024;
+
+/** The access sink's options, and the lifecycle lane's own bound and report. */
+export interface PipeSinkOptions extends AccessSinkOptions {
+  readonly maxUrgentBytes?: number;
+  readonly onUrgentDropped?: (lines: number) => void;
+}
+
+/** Chunks waiting for the pipe, in order, with their bytes (the chunk in flight included) held under a bound. */
+class ChunkQueue {
+  readonly #max: number;
+  readonly dropped: DroppedLines;
+  #chunks: Buffer[] = [];
+  #start = 0;
+  /** Bytes queued, and of the chunk in flight when it came from here. */
+  bytes = 0;
+
+  constructor(max: number, dropped: DroppedLines) {
+    this.#max = max;
+    this.dropped = dropped;
+  }
+
+  /** One chunk is always taken when nothing waits, however long: a line longer than the bound still gets out. */
+  fits(chunk: Buffer): boolean {
+    return this.bytes === 0 || this.bytes + chunk.length <= this.#max;
+  }
+
+  get waiting(): boolean {
+    return this.#start < this.#chunks.length;
+  }
+
+  push(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    this.#chunks.push(chunk);
+  }
+
+  shift(): Buffer {
+    const next = this.#chunks[this.#start]!;
+    this.#start++;
+    if (this.#start === this.#chunks.length) {
+      this.#chunks = [];
+      this.#start = 0;
+    }
+    return next;
+  }
+
+  dropAll(): void {
+    for (let index = this.#start; index < this.#chunks.length; index++) this.dropped.add(this.#chunks[index]!);
+    this.#chunks = [];
+    this.#start = 0;
+    this.bytes = 0;
   }
 }

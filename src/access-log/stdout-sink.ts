@@ -1,8 +1,8 @@
-// Where the access log's chunks go: a non-blocking descriptor of stdout's pipe of the process's own when stdout is a pipe (what container runtimes give a container), else sonic-boom on fd 1.
+// Where the process's lines go: when stdout is a pipe (what container runtimes give a container), a non-blocking descriptor of the process's own for every line; else lifecycle lines written at once to fd 1 and access lines through sonic-boom.
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { pino } from "pino";
-import { MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions } from "./access-sink.js";
-import { PipeSink } from "./pipe-sink.js";
+import { MAX_QUEUED_BYTES, type AccessSink } from "./access-sink.js";
+import { PipeSink, type PipeSinkOptions } from "./pipe-sink.js";
 import { sonicBoomSink, type LogDestination } from "./sonic-boom-sink.js";
 
 /** Linux's PIPE_BUF: a write(2) of at most this many bytes to a pipe is atomic, never split or mixed with another writer's. */
@@ -14,18 +14,50 @@ export interface StdoutSinkSource {
   readonly procSelfFd?: string;
 }
 
-/** The sink for stdout's access lines: the cheaper pipe when {@link reopenPipeNonBlocking} can give one, else sonic-boom. */
-export function openStdoutSink(options: AccessSinkOptions = {}, { fd = 1, procSelfFd = "/proc/self/fd" }: StdoutSinkSource = {}): AccessSink {
-  const own = reopenPipeNonBlocking(fd, procSelfFd);
+/** Where the process log writes: lifecycle lines, and the access sink (opened at the first access line unless already open). */
+export interface StdoutDestinations {
+  /** Lifecycle lines, one `write` per line: out at once when stdout takes them. */
+  readonly lifecycle: pino.DestinationStream;
+  openAccessSink(): AccessSink;
+  /** Writes out what waits (both kinds), then closes; as {@link AccessSink.end}. */
+  end(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * stdout's destinations. A pipe (a FIFO, as container runtimes give, or an anonymous one) gets
+ * one {@link PipeSink} on a non-blocking descriptor of the process's own, for both kinds of
+ * line, opened now: a reader that stops, or an app that fills the shared pipe, then costs lines
+ * (dropped past each bound, counted, reported when it reads again) and never blocks the event
+ * loop in write(2) (issue 37.3: /healthz took 8 s and SIGTERM went unanswered). Anything else
+ * keeps lifecycle lines synchronous on fd 1: a file's and a terminal's writes wait on no reader,
+ * and a socket's description is shared with the app in the entrypoint form, so it cannot be made
+ * non-blocking for us alone.
+ */
+export function openStdoutDestinations(options: PipeSinkOptions = {}, source: StdoutSinkSource = {}): StdoutDestinations {
+  const fd = source.fd ?? 1;
+  const own = reopenPipeNonBlocking(fd, source.procSelfFd ?? "/proc/self/fd");
+  let pipe: PipeSink | undefined;
   if (own !== undefined) {
     try {
-      return new PipeSink(own, options);
+      pipe = new PipeSink(own, options);
     } catch {
-      // libuv would not take it as a pipe: opened at the first access line, this must not throw.
       closeQuietly(own);
     }
   }
-  return sonicBoomSink(stdoutDestination(fd, options.maxQueuedBytes ?? MAX_QUEUED_BYTES), options);
+  if (pipe !== undefined) {
+    const shared = pipe;
+    return {
+      lifecycle: { write: (line: string) => void shared.writeUrgent(Buffer.from(line)) },
+      openAccessSink: () => shared,
+      end: (timeoutMs) => shared.end(timeoutMs),
+    };
+  }
+  let access: AccessSink | undefined;
+  return {
+    lifecycle: pino.destination({ dest: fd, sync: true }),
+    openAccessSink: () => (access ??= sonicBoomSink(stdoutDestination(fd, options.maxQueuedBytes ?? MAX_QUEUED_BYTES), options)),
+    end: async (timeoutMs) => access?.end(timeoutMs),
+  };
 }
 
 /**

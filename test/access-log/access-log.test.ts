@@ -124,11 +124,10 @@ t.test("level gating: off without the flag, and silenced by --log-level warn (no
 
 t.test("through the process destinations: access lines (asynchronous) and lifecycle lines (at once) in one file, whole, each stream in order, all out after end()", async (t) => {
   const file = join(t.testdir(), "stdout.log");
-  const processLog = createProcessLog(
-    "info",
-    (options) => sonicBoomSink(pino.destination({ dest: file, sync: false, maxWrite: 4096, contentMode: "buffer" }), options),
-    pino.destination({ dest: file, sync: true }),
-  );
+  const processLog = createProcessLog("info", (reports) => {
+    const access = sonicBoomSink(pino.destination({ dest: file, sync: false, maxWrite: 4096, contentMode: "buffer" }), reports);
+    return { lifecycle: pino.destination({ dest: file, sync: true }), openAccessSink: () => access, end: (timeoutMs) => access.end(timeoutMs) };
+  });
   const access = createAccessLog(processLog.accessLog, true);
   processLog.log.info("listening");
   for (let index = 0; index < 2_000; index++) access.record({ ...ENTRY, requestId: String(index) });

@@ -83,6 +83,31 @@ t.test("a stopped reader: the queue stops at maxQueuedBytes, later chunks are dr
   t.equal(reports.length, 1, "one report for the episode");
 });
 
+t.test("lifecycle lines (writeUrgent) on a full pipe: queued ahead of every access chunk, bounded on their own, the drops reported once it reads again", async (t) => {
+  const urgentReported = deferred<number>();
+  const { fifo, sink } = sinkOnFifo(t, { maxQueuedBytes: 64 * 1024, maxUrgentBytes: 8 * 1024, onUrgentDropped: (lines) => urgentReported.resolve(lines) });
+  // Nobody reads: access chunks fill the pipe, then wait in the queue.
+  const accessChunks: number[] = [];
+  for (let index = 0; index < 100; index++) {
+    if (sink.write(chunk(index))) accessChunks.push(index);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.ok(accessChunks.length > 64, "the pipe is full and access chunks wait");
+  // 32 lifecycle lines of 1 KiB: 8 fit the bound, the rest are dropped.
+  let kept = 0;
+  for (let index = 0; index < 32; index++) if (sink.writeUrgent(chunk(5_000 + index, 1, 1024))) kept++;
+  t.equal(kept, 8, "8 KiB of lifecycle lines wait, no more");
+  const reader = lineReader(fifo.read(fifo.readFd));
+  t.equal(await urgentReported.promise, 24, "the dropped lifecycle lines are reported once the queue drained");
+  await reader.untilLine((line) => line.startsWith(`${accessChunks.at(-1)}:3:`));
+  const order = reader.lines.map((line) => Number(line.split(":")[0]));
+  const firstUrgent = order.indexOf(5_000);
+  const lastAccessBefore = order.findIndex((index) => index === accessChunks.at(-1));
+  t.ok(firstUrgent >= 0 && firstUrgent < lastAccessBefore, "lifecycle lines went before the access chunks that waited");
+  t.same(order.filter((index) => index >= 5_000), [5_000, 5_001, 5_002, 5_003, 5_004, 5_005, 5_006, 5_007], "the kept ones, whole and in order");
+  await sink.end(1_000);
+});
+
 t.test("end() with a reader that never reads resolves after timeoutMs without progress; what comes after is dropped, nothing thrown", async (t) => {
   const { sink } = sinkOnFifo(t);
   for (let index = 0; index < 200; index++) sink.write(chunk(index));

@@ -1,11 +1,11 @@
 // Which stdout gets the pipe sink: a FIFO is reopened as a non-blocking description of the process's own (the original's flags untouched); a file, a character device, a socket or no /proc keep sonic-boom.
-import { closeSync, constants, fstatSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer, connect, type Socket } from "node:net";
 import { join } from "node:path";
 import t from "tap";
 import { PipeSink } from "../../src/access-log/pipe-sink.js";
-import { openStdoutSink, reopenPipeNonBlocking } from "../../src/access-log/stdout-sink.js";
+import { openStdoutDestinations, reopenPipeNonBlocking } from "../../src/access-log/stdout-sink.js";
 import { fdFlags, makeFifo, O_NONBLOCK } from "../helpers/fifo.js";
 
 t.test("a FIFO: a new descriptor on the same pipe, non-blocking, while the one given stays blocking", async (t) => {
@@ -20,17 +20,20 @@ t.test("a FIFO: a new descriptor on the same pipe, non-blocking, while the one g
   t.equal(fdFlags("self", own) & 0o3, constants.O_WRONLY, "opened for writing only (O_ACCMODE)");
 });
 
-t.test("openStdoutSink: the pipe sink for a FIFO, the fallback for anything else", async (t) => {
+t.test("openStdoutDestinations: the pipe sink for a FIFO (both kinds of line), the fallback for anything else", async (t) => {
   const fifo = makeFifo(t);
-  const onFifo = openStdoutSink({}, { fd: fifo.writeFd });
-  t.ok(onFifo instanceof PipeSink);
+  const onFifo = openStdoutDestinations({}, { fd: fifo.writeFd });
+  t.ok(onFifo.openAccessSink() instanceof PipeSink);
+  onFifo.lifecycle.write('{"msg":"lifecycle"}\n');
   await onFifo.end(1_000);
+  const read = Buffer.alloc(64);
+  t.equal(read.toString("utf8", 0, readSync(fifo.readFd, read)), '{"msg":"lifecycle"}\n', "a lifecycle line through the same pipe");
   const path = join(t.testdir(), "stdout.log");
   const file = openSync(path, "w");
   t.equal(reopenPipeNonBlocking(file, "/proc/self/fd"), undefined, "a file: its writes never wait on a reader");
-  const onFile = openStdoutSink({}, { fd: file });
-  t.notOk(onFile instanceof PipeSink, "sonic-boom");
-  onFile.write(Buffer.from("a line\n"));
+  const onFile = openStdoutDestinations({}, { fd: file });
+  t.notOk(onFile.openAccessSink() instanceof PipeSink, "sonic-boom");
+  onFile.openAccessSink().write(Buffer.from("a line\n"));
   await onFile.end(1_000);
   t.equal(readFileSync(path, "utf8"), "a line\n", "written to that descriptor (and closed by the end)");
   const devNull = openSync("/dev/null", "w");

@@ -1,13 +1,13 @@
 // A child process for test/process/log-flush.test.ts: logs a burst of access lines (asynchronous), then exits the way main.ts does: after a clean stop, an uncaught exception, or with nobody reading stdout.
 import { createAccessLog } from "../../src/access-log/access-log.js";
 import { MAX_QUEUED_BYTES } from "../../src/access-log/access-sink.js";
-import { openStdoutSink } from "../../src/access-log/stdout-sink.js";
+import { openStdoutDestinations } from "../../src/access-log/stdout-sink.js";
 import { createProcessLog } from "../../src/logger.js";
 
 // The bound on what may wait for stdout: the shipped one unless given (a burst larger than it, to a slow reader, loses lines by design).
 const [mode = "exit", countText = "20000", maxQueuedBytes = String(MAX_QUEUED_BYTES)] = process.argv.slice(2);
 const count = Number(countText);
-const processLog = createProcessLog("info", (options) => openStdoutSink({ ...options, maxQueuedBytes: Number(maxQueuedBytes) }));
+const processLog = createProcessLog("info", (reports) => openStdoutDestinations({ ...reports, maxQueuedBytes: Number(maxQueuedBytes) }));
 const { log } = processLog;
 const access = createAccessLog(processLog.accessLog, true);
 // As in main.ts: every exit after the log's end().
@@ -36,7 +36,7 @@ function burst(): void {
     });
     return;
   }
-  // Not when stuck: a lifecycle line is written synchronously, and to a full FIFO that nobody reads that write would never return.
+  // Not when stuck: on a full FIFO that nobody reads the line would only wait, or be dropped, with the access lines.
   if (mode !== "stuck") log.info("stopped");
   void exit(0);
 }
