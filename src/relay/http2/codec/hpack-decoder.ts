@@ -87,6 +87,7 @@ export class HpackDecoder {
         // Indexed field (§6.1): strings already made, nothing allocated.
         const index = this.readInteger(7);
         if (index === 0) throw compressionError("HPACK: indexed field with index 0");
+        if (atStart && this.updateRequired) throw compressionError("HPACK: the block does not start with the size update a smaller setting requires");
         const name = this.nameAt(index);
         const value = index <= STATIC_TABLE_LENGTH ? (STATIC_TABLE[index - 1] as readonly [string, string])[1] : table.valueAt(index - STATIC_TABLE_LENGTH - 1);
         atStart = false;
