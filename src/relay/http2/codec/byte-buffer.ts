@@ -2,25 +2,38 @@
 import "./latin1-buffer.js";
 
 /**
- * Bytes written at `length` into `buffer`, which is replaced by a larger copy when `reserve` asks
- * for more room than is left. Kept per connection and reused after each flush, so small frames
- * cost no allocation.
+ * Bytes written at `length` into `buffer`. `take` hands out what was written since the last take
+ * as a view and never writes over it again: when room runs out, a new buffer takes the untaken
+ * bytes and the old one is left to the socket that may still hold it. So a connection writes
+ * small frames with no allocation per frame and one per `initialSize` octets of output.
  */
 export class ByteBuffer {
   buffer: Buffer;
+  /** Where the untaken bytes begin. */
+  start = 0;
   length = 0;
 
-  constructor(initialSize = 16384) {
+  constructor(private readonly initialSize = 16384) {
     this.buffer = Buffer.allocUnsafe(initialSize);
   }
 
-  /** Makes room for `extra` more octets at `length`. */
+  /** Makes room for `extra` more octets at `length` (positions below `start` are not kept). */
   reserve(extra: number): void {
-    const needed = this.length + extra;
-    if (needed <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2));
-    this.buffer.copy(grown, 0, 0, this.length);
+    if (this.length + extra <= this.buffer.length) return;
+    const kept = this.length - this.start;
+    const grown = Buffer.allocUnsafe(Math.max(kept + extra, this.initialSize, kept * 2));
+    this.buffer.copy(grown, 0, this.start, this.length);
     this.buffer = grown;
+    this.start = 0;
+    this.length = kept;
+  }
+
+  /** The bytes written since the last take (a view, never written again), or undefined when there are none. */
+  take(): Buffer | undefined {
+    if (this.length === this.start) return undefined;
+    const taken = this.buffer.subarray(this.start, this.length);
+    this.start = this.length;
+    return taken;
   }
 
   /** Appends one octet (room already reserved). */

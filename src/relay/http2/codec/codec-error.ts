@@ -18,8 +18,8 @@ export const H2_ERROR = {
   HTTP_1_1_REQUIRED: 0xd,
 } as const;
 
-/** The errors the codec's pure cores raise: each one ends the connection with GOAWAY of the same name. */
-export type CodecErrorCode = "COMPRESSION_ERROR" | "FRAME_SIZE_ERROR" | "PROTOCOL_ERROR";
+/** The errors the codec's pure cores raise: each one ends the connection with GOAWAY of the same name (ENHANCE_YOUR_CALM for a flood). */
+export type CodecErrorCode = "COMPRESSION_ERROR" | "FRAME_SIZE_ERROR" | "PROTOCOL_ERROR" | "FLOW_CONTROL_ERROR" | "ENHANCE_YOUR_CALM";
 
 /**
  * A connection error found by the HPACK decoder or the frame reader. Callers branch on `code` (and
