@@ -9,8 +9,31 @@ import { STATIC_LOOKUP, STATIC_TABLE_LENGTH } from "./hpack-static-table.js";
  * from message to message and would only churn the table.
  */
 const NOT_INDEXED = new Set([":path", "age", "content-length", "etag", "if-modified-since", "if-none-match", "location", "set-cookie"]);
+
+/** How a name may be indexed. */
+const INDEX = 0;
+const NOT_INDEX = 1;
 /** nghttp2 (after Firefox) sends these never-indexed: low-entropy secrets an attacker could probe for (RFC 7541 §7.1.3). */
-const isSecret = (name: string, value: string) => name === "authorization" || (name === "cookie" && value.length < 20);
+const NEVER = 2;
+/** `cookie`: never-indexed when its value is shorter than 20 octets (nghttp2's rule). */
+const NEVER_WHEN_SHORT = 3;
+
+/** What is fixed about a name: its static entries and its indexing policy (one Map lookup per field finds all of it). */
+interface NameFacts {
+  readonly staticIndex: number;
+  readonly staticValues: ReadonlyMap<string, number> | undefined;
+  readonly policy: number;
+}
+
+function buildFacts(notIndexed: ReadonlySet<string>): ReadonlyMap<string, NameFacts> {
+  const facts = new Map<string, NameFacts>();
+  const policyOf = (name: string) => (name === "authorization" ? NEVER : name === "cookie" ? NEVER_WHEN_SHORT : notIndexed.has(name) ? NOT_INDEX : INDEX);
+  for (const [name, entry] of STATIC_LOOKUP) facts.set(name, { staticIndex: entry.index, staticValues: entry.values, policy: policyOf(name) });
+  for (const name of notIndexed) if (!facts.has(name)) facts.set(name, { staticIndex: 0, staticValues: undefined, policy: NOT_INDEX });
+  return facts;
+}
+
+const DEFAULT_FACTS = buildFacts(NOT_INDEXED);
 
 /** A name in the encoder's dynamic table: the newest entry with it, and the newest with each value. */
 interface DynamicName {
@@ -34,7 +57,7 @@ const DEFAULT_TABLE_SIZE = 4096;
 export class HpackEncoder {
   private readonly ownMax: number;
   private readonly huffman: boolean;
-  private readonly notIndexed: ReadonlySet<string>;
+  private readonly facts: ReadonlyMap<string, NameFacts>;
   private readonly names = new Map<string, DynamicName>();
   private readonly table: DynamicTable;
   /** A size update is owed at the start of the next block. */
@@ -45,7 +68,7 @@ export class HpackEncoder {
   constructor(options: HpackEncoderOptions = {}) {
     this.ownMax = options.maxTableSize ?? DEFAULT_TABLE_SIZE;
     this.huffman = options.huffman ?? true;
-    this.notIndexed = options.notIndexed ?? NOT_INDEXED;
+    this.facts = options.notIndexed === undefined ? DEFAULT_FACTS : buildFacts(options.notIndexed);
     const initial = Math.min(this.ownMax, DEFAULT_TABLE_SIZE);
     this.table = new DynamicTable(initial, (name, value, sequence) => this.forget(name, value, sequence));
     // A table smaller than the protocol's initial 4,096 has to be announced before the first field.
@@ -76,7 +99,7 @@ export class HpackEncoder {
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i] as string;
       const value = fields[i + 1] as string;
-      let never = isSecret(name, value);
+      let never = false;
       if (neverIndexed !== undefined && neverIndexed[sensitiveAt] === i) {
         never = true;
         sensitiveAt++;
@@ -85,17 +108,19 @@ export class HpackEncoder {
     }
   }
 
-  private encodeField(name: string, value: string, never: boolean, out: ByteBuffer): void {
+  private encodeField(name: string, value: string, sensitive: boolean, out: ByteBuffer): void {
+    const facts = this.facts.get(name);
     const dynamic = this.names.get(name);
-    const statics = STATIC_LOOKUP.get(name);
+    const policy = facts === undefined ? INDEX : facts.policy;
+    const never = sensitive || policy === NEVER || (policy === NEVER_WHEN_SHORT && value.length < 20);
     if (!never) {
       const sequence = dynamic?.values.get(value);
       if (sequence !== undefined) return writeInteger(out, this.indexOf(sequence), 7, 0x80);
-      const staticIndex = statics?.values.get(value);
+      const staticIndex = facts?.staticValues?.get(value);
       if (staticIndex !== undefined) return writeInteger(out, staticIndex, 7, 0x80);
     }
-    const nameIndex = statics !== undefined ? statics.index : dynamic !== undefined ? this.indexOf(dynamic.sequence) : 0;
-    const indexing = !never && !this.notIndexed.has(name) && ENTRY_OVERHEAD + name.length + value.length <= (this.table.maxSize * 3) / 4;
+    const nameIndex = facts !== undefined && facts.staticIndex > 0 ? facts.staticIndex : dynamic !== undefined ? this.indexOf(dynamic.sequence) : 0;
+    const indexing = (policy === INDEX || policy === NEVER_WHEN_SHORT) && !never && ENTRY_OVERHEAD + name.length + value.length <= (this.table.maxSize * 3) / 4;
     if (indexing) writeInteger(out, nameIndex, 6, 0x40);
     else writeInteger(out, nameIndex, 4, never ? 0x10 : 0x00);
     if (nameIndex === 0) writeString(out, name, this.huffman);

@@ -47,8 +47,9 @@ t.test("node:http2 reads our blocks; we read its", async (t) => {
   let serverTable = 4096;
   const server = http2.createServer();
   server.on("session", (session) => session.settings({ headerTableSize: serverTable }));
-  server.on("stream", (stream, headers, _flags, rawHeaders) => {
-    received.set(stream.id, { raw: rawHeaders, sensitive: (headers[http2.sensitiveHeaders] as string[] | undefined) ?? [] });
+  server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
+    const sensitive = (headers as unknown as Record<symbol, string[] | undefined>)[http2.sensitiveHeaders] ?? [];
+    received.set(stream.id ?? 0, { raw: rawHeaders, sensitive });
     // The response echoes the request's own fields (names made unique), one of them sent never-indexed.
     const echoed: Record<string, string> = {};
     for (let i = 0; i < rawHeaders.length; i += 2) if (!(rawHeaders[i] as string).startsWith(":")) echoed[`echo-${rawHeaders[i]}`] = rawHeaders[i + 1] as string;
