@@ -72,8 +72,9 @@ export class HpackDecoder {
    * which the connection's HPACK state is unusable.
    */
   decode(block: Buffer, start: number, end: number, fields: string[]): number {
-    fields.length = 0;
-    this.neverIndexed.length = 0;
+    // Setting an array's length is a call into the runtime: skipped when there is nothing to clear.
+    if (fields.length !== 0) fields.length = 0;
+    if (this.neverIndexed.length !== 0) this.neverIndexed.length = 0;
     this.block = block;
     this.pos = start;
     this.end = end;
