@@ -44,7 +44,7 @@ const DATA = 3;
 const SKIP = 4;
 const PAYLOAD = 5;
 
-/** One per connection: `push` every chunk read from the socket; a `CodecError` thrown from it ends the connection. */
+/** One per connection: `push` every chunk read from the socket; a `CodecError` thrown from it ends the connection, and the reader with it. */
 export class FrameReader {
   /** Our SETTINGS_MAX_FRAME_SIZE: larger frames are FRAME_SIZE_ERRORs. */
   maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
@@ -169,6 +169,9 @@ export class FrameReader {
       if (this.blockLength + length > this.maxBlock) throw new CodecError("ENHANCE_YOUR_CALM", `a header block past ${this.maxBlock} octets`);
     } else if (type === FRAME.CONTINUATION) {
       throw new CodecError("PROTOCOL_ERROR", "CONTINUATION without HEADERS before it");
+    } else if (type === FRAME.HEADERS && length > this.maxBlock) {
+      // Only reachable with a MAX_FRAME_SIZE raised past the bound.
+      throw new CodecError("ENHANCE_YOUR_CALM", `a header block past ${this.maxBlock} octets`);
     }
     [this.length, this.type, this.flags, this.streamId] = [length, type, flags, streamId];
     if (type > FRAME.CONTINUATION) {

@@ -125,7 +125,10 @@ export class FrameWriter {
         this.out.pushBytes(payload.subarray(at, at + size));
       } else {
         const head = this.out.take();
-        if (head !== undefined) this.pieces.push(head);
+        if (head !== undefined) {
+          this.pieces.push(head);
+          this.pending += head.length;
+        }
         this.pieces.push(payload.subarray(at, at + size));
         this.pending += size;
       }

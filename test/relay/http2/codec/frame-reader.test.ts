@@ -75,6 +75,7 @@ const BAD: readonly { name: string; input: Buffer; code: CodecErrorCode; options
   { name: "CONTINUATION without HEADERS", input: Buffer.concat([SETTINGS, frame(FRAME.CONTINUATION, FLAG.END_HEADERS, 1, GOOD_BLOCK)]), code: "PROTOCOL_ERROR" },
   { name: "a ninth CONTINUATION", input: Buffer.concat([SETTINGS, frame(FRAME.HEADERS, 0, 1, GOOD_BLOCK), ...Array.from({ length: 9 }, () => frame(FRAME.CONTINUATION, 0, 1, Buffer.alloc(1)))]), code: "ENHANCE_YOUR_CALM" },
   { name: "a header block past its byte bound", input: Buffer.concat([SETTINGS, frame(FRAME.HEADERS, 0, 1, Buffer.alloc(600)), frame(FRAME.CONTINUATION, 0, 1, Buffer.alloc(600))]), code: "ENHANCE_YOUR_CALM", options: { maxHeaderBlockSize: 1000 } },
+  { name: "HEADERS alone past the block bound", input: Buffer.concat([SETTINGS, frame(FRAME.HEADERS, FLAG.END_HEADERS, 1, Buffer.alloc(1001))]), code: "ENHANCE_YOUR_CALM", options: { maxHeaderBlockSize: 1000 } },
   { name: "PRIORITY of 4 octets", input: Buffer.concat([SETTINGS, frame(FRAME.PRIORITY, 0, 1, Buffer.alloc(4))]), code: "FRAME_SIZE_ERROR" },
   { name: "PRIORITY on stream 0", input: Buffer.concat([SETTINGS, frame(FRAME.PRIORITY, 0, 0, Buffer.alloc(5))]), code: "PROTOCOL_ERROR" },
   { name: "RST_STREAM of 3 octets", input: Buffer.concat([SETTINGS, frame(FRAME.RST_STREAM, 0, 1, Buffer.alloc(3))]), code: "FRAME_SIZE_ERROR" },

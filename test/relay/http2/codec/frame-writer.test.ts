@@ -76,7 +76,9 @@ t.test("DATA split at MAX_FRAME_SIZE; large payloads referenced, small ones copi
   writer.data(1, small, false);
   writer.data(1, large, true);
   writer.windowUpdate(1, 10);
+  t.equal(writer.pendingLength, 9 + 4 + 3 * 9 + 50000 + 9 + 4, "pending octets: frame headers, the small payload, the large one, WINDOW_UPDATE");
   const pieces = writer.flush();
+  t.equal(writer.pendingLength, 0);
   t.equal(pieces.filter((piece) => piece.buffer === large.buffer).length, 3, "the large payload's three frames are views of it");
   t.notOk(pieces.some((piece) => piece.buffer === small.buffer), "the small one was copied");
   t.strictSame(
