@@ -15,11 +15,15 @@ export interface FrameVisitor {
   onHeaders(streamId: number, block: Buffer, endStream: boolean, dependsOn: number): void;
   /** A PRIORITY frame: only checked (a stream may not depend on itself, §5.3.1), never acted on. */
   onPriority(streamId: number, dependsOn: number): void;
+  /** The peer ended a stream, with an RFC 9113 §7 error code. */
   onRstStream(streamId: number, errorCode: number): void;
   /** A SETTINGS frame's entries (6 octets each: id, value), values already checked. */
   onSettings(entries: Buffer): void;
+  /** The peer took our last SETTINGS: our HPACK decoder's table size and our frame size apply from here. */
   onSettingsAck(): void;
+  /** A PING, or the ACK of ours; `opaque` is the 8 octets to echo back. */
   onPing(opaque: Buffer, ack: boolean): void;
+  /** The peer will not process streams above `lastStreamId`; `debug` for the log only. */
   onGoaway(lastStreamId: number, errorCode: number, debug: Buffer): void;
   /** An increment of 0 is the connection's call to make: a stream error on a stream, a connection error on 0 (§6.9). */
   onWindowUpdate(streamId: number, increment: number): void;

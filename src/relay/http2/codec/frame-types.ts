@@ -35,8 +35,9 @@ export const SETTING = {
 
 /** The frame header's size: length (24 bits), type, flags, reserved bit and stream id (31 bits). */
 export const FRAME_HEADER_SIZE = 9;
-/** SETTINGS_MAX_FRAME_SIZE's initial value and lower bound; 2^24 - 1 is its upper one. */
+/** SETTINGS_MAX_FRAME_SIZE's initial value and lower bound. */
 export const DEFAULT_MAX_FRAME_SIZE = 16384;
+/** SETTINGS_MAX_FRAME_SIZE's upper bound, 2^24 - 1. */
 export const LARGEST_MAX_FRAME_SIZE = 0xffffff;
 /** The largest flow-control window (RFC 9113 §6.9.1). */
 export const MAX_WINDOW = 0x7fffffff;

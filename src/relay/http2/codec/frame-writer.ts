@@ -47,6 +47,7 @@ export class FrameWriter {
     }
   }
 
+  /** Acknowledges the peer's SETTINGS (RFC 9113 §6.5.3). */
   settingsAck(): void {
     this.header(0, FRAME.SETTINGS, FLAG.ACK, 0);
   }
@@ -57,16 +58,19 @@ export class FrameWriter {
     this.out.pushBytes(opaque.subarray(0, 8));
   }
 
+  /** Returns `increment` octets of credit on a stream, or the connection (stream 0). */
   windowUpdate(streamId: number, increment: number): void {
     this.header(4, FRAME.WINDOW_UPDATE, 0, streamId);
     this.pushUint32(increment);
   }
 
+  /** Ends one stream with an RFC 9113 §7 error code. */
   rstStream(streamId: number, errorCode: number): void {
     this.header(4, FRAME.RST_STREAM, 0, streamId);
     this.pushUint32(errorCode);
   }
 
+  /** Tells the peer the last stream processed and why the connection ends; `debug` for diagnostics only. */
   goaway(lastStreamId: number, errorCode: number, debug?: Uint8Array): void {
     this.header(8 + (debug?.length ?? 0), FRAME.GOAWAY, 0, 0);
     this.pushUint32(lastStreamId);

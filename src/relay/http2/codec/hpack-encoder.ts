@@ -163,7 +163,7 @@ export class HpackEncoder {
 }
 
 /** Writes an integer with an N-bit prefix (RFC 7541 §5.1), `flags` in the first octet's high bits. */
-export function writeInteger(out: ByteBuffer, value: number, prefixBits: number, flags: number): void {
+function writeInteger(out: ByteBuffer, value: number, prefixBits: number, flags: number): void {
   out.reserve(6);
   const mask = (1 << prefixBits) - 1;
   if (value < mask) {
