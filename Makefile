@@ -56,7 +56,7 @@ help:
 	@echo "make image  dist/readiness-proxy-image-linux-x64.tar and -arm64.tar: OCI archives from the release binaries and pinned Debian packages (see README.md)"
 	@echo "make image-lock  re-pin the image's Debian packages to the mirror's current versions (docs/deploy/image/packages.lock)"
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
-	@echo "make fuzz   a million generated socket tables, a million requests and a million h2 connections, against their references (FUZZ_RUNS to change)"
+	@echo "make fuzz   a million generated socket tables, a million requests and a million h2 connections, against their references, and the h2 codec's frame reader and HPACK (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
 	@echo "make soak-cgroup  a minute of heavy traffic in a 64 MiB memory cgroup; fails if the proxy dies or errs (root)"
 	@echo "make lint   type-check only"
@@ -271,7 +271,9 @@ bench: build bench-tools
 # every failure prints its counterexample and the seed to replay it with.
 FUZZ_RUNS ?= 1000000
 fuzz: node_modules/.installed
-	FUZZ_RUNS=$(FUZZ_RUNS) $(TAP) --disable-coverage --timeout 0 test/procfs/tcp-table-fuzz.test.ts test/relay/request-fuzz.test.ts test/relay/http2/h2-frame-fuzz.test.ts
+	FUZZ_RUNS=$(FUZZ_RUNS) $(TAP) --disable-coverage --timeout 0 test/procfs/tcp-table-fuzz.test.ts test/relay/request-fuzz.test.ts test/relay/http2/h2-frame-fuzz.test.ts \
+	  test/relay/http2/codec/frame-fuzz.test.ts test/relay/http2/codec/hpack-fuzz.test.ts test/relay/http2/codec/nghttp2-oracle.test.ts \
+	  test/relay/http2/codec/nghttp2-mutated.test.ts
 
 SOAK_SECONDS ?= 600
 soak: build
