@@ -28,9 +28,9 @@ interface OptionBase {
 }
 
 /**
- * `--flag <value>` with a default. The value comes from the flag, else the env variable, else the
- * default, and is parsed the same way from each; errors name the flag even when the env variable
- * gave the value (the flag is what the help lists).
+ * `--flag <value>` with a default. The value comes from the flag, else the env variable (an empty
+ * one counts as unset), else the default, and is parsed the same way from each; errors name the
+ * flag or the variable, whichever gave the value: what the user wrote, in the pod's args or env.
  */
 interface ValueOption<K extends keyof OptionFields> extends OptionBase {
   readonly kind: "value";
