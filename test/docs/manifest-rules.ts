@@ -153,11 +153,11 @@ export function readinessProblems(pod: KubeObject): string[] {
     });
 }
 
-/** Lines of a manifest's text (args in YAML: `--readiness-required-listener=15008`) that require 15008 without saying, on that line or the two above, that it is for Istio ambient only. */
+/** Lines of a manifest's text (YAML args items: `- --readiness-required-listener=15008`) that require 15008 without saying, on that line or the two above, that it is for Istio ambient only. */
 export function ambientOnlyProblems(text: string, source: string): string[] {
   const lines = text.split("\n");
   return lines.flatMap((line, index) =>
-    /--readiness-required-listener=15008\b/.test(line) && !/ambient only/i.test(lines.slice(Math.max(0, index - 2), index + 1).join("\n"))
+    /^\s*-\s*"?--readiness-required-listener=15008\b/.test(line) && !/ambient only/i.test(lines.slice(Math.max(0, index - 2), index + 1).join("\n"))
       ? [`${source} line ${index + 1}: 15008 is required without "Istio ambient only" beside it: ${line.trim()}`]
       : [],
   );
