@@ -37,7 +37,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const upstream = start([process.execPath, join(here, "targets/soak-upstream.mjs"), String(PORTS.upstream)]);
 const proxy = start([
   join(root, "dist/readiness-proxy"), "--listen", `127.0.0.1:${PORTS.proxy}`, "--upstream", `http://127.0.0.1:${PORTS.upstream}`,
-  "--readiness-required-listener", String(PORTS.proxy), "--metrics-listen", `127.0.0.1:${PORTS.metrics}`, "--log-level", "warn",
+  "--readiness-required-listener", String(PORTS.upstream), "--metrics-listen", `127.0.0.1:${PORTS.metrics}`, "--log-level", "warn",
 ]);
 let failed = false;
 try {

@@ -69,6 +69,12 @@ l.close()
 m = listen(socket.AF_INET6, '::ffff:127.0.0.1', 8000)  # a LISTEN row on a v4-mapped address
 snap()"
 
+capture loopback-addresses "$prelude
+a = listen(socket.AF_INET6, '::1', 8000)        # python3 -m http.server 8000 --bind ::1; Node's localhost
+b = listen(socket.AF_INET, '127.0.0.2', 8001)   # loopback, but not 127.0.0.1
+c = listen(socket.AF_INET, '127.0.0.1', 15008)
+snap()"
+
 capture header-only "$prelude
 snap()"
 

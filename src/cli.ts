@@ -2,13 +2,25 @@
 import { Command, CommanderError, Option } from "commander";
 import type { Config } from "./config/config.js";
 import { formatDuration } from "./config/duration.js";
+import { unknownVariables } from "./config/environment-check.js";
 import { envName, flagName, LIMITER_OPTIONS, OPTIONS, type OptionFields, type OptionSpec } from "./config/option-table.js";
 import { parseSwitchOption } from "./config/option-values.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "./errors.js";
 import { versionLine } from "./version.js";
 
-/** What the command line asks for: run with a config, or exit (help, version, usage error). */
-export type CommandLine = { readonly action: "run"; readonly config: Config } | { readonly action: "exit"; readonly exitCode: number };
+/** A mistake worth a warn line that does not stop the start; main.ts logs it once the logger exists. */
+export interface ConfigWarning {
+  readonly msg: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** What the command line asks for: run with a config (and warnings to log), or exit (help, version, usage error). */
+export type CommandLine =
+  | { readonly action: "run"; readonly config: Config; readonly warnings: readonly ConfigWarning[] }
+  | { readonly action: "exit"; readonly exitCode: number };
+
+/** The warn line for a `READINESS_PROXY_*` variable no option reads: ignored, like an unset one, but said. */
+export const UNKNOWN_VARIABLE_MESSAGE = "unknown environment variable ignored";
 
 /** Where commander and our own usage errors write; tests capture them. */
 export interface CommandLineOutput {
@@ -60,7 +72,8 @@ function commanderOption(spec: OptionSpec): Option {
 
 /**
  * Parses `argv` (without node and script) and `env`. Usage errors are written as one line,
- * `error: <flag>: <expected>, got "<value>"`, and come back as exit code 2: never a stack trace.
+ * `error: <flag or variable>: <expected>, got "<value>"`, and come back as exit code 2: never a
+ * stack trace.
  */
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv, output: CommandLineOutput): CommandLine {
   const program = buildProgram(output);
@@ -73,7 +86,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     if (separator >= 0 && (appCommand.length === 0 || appCommand[0] === "")) {
       throw usageError(APP_SEPARATOR, "expected the app's command after it, like -- python3 -m http.server 8000");
     }
-    return { action: "run", config: { ...validateTogether(readOptions(program, env)), appCommand } };
+    const config = { ...validateTogether(readOptions(program, env)), appCommand };
+    const warnings = unknownVariables(env, OPTIONS.map(envName)).map(({ variable, closest }) => ({ msg: UNKNOWN_VARIABLE_MESSAGE, fields: { variable, didYouMean: closest } }));
+    return { action: "run", config, warnings };
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version exit 0; commander has already printed its own "error: ..." line otherwise.
@@ -88,36 +103,45 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   }
 }
 
-/** Each option's parsed value, and how it was given: the text parsed, and whether the user gave it (flag or env). */
+/**
+ * Each option's parsed value, and how it was given: the text parsed, whether the user gave it,
+ * and where (the flag, or the variable's name), so that every error names what the user typed.
+ */
 interface ReadOptions {
   readonly fields: OptionFields;
   readonly texts: ReadonlyMap<keyof OptionFields, string>;
   readonly given: ReadonlySet<keyof OptionFields>;
+  readonly sources: ReadonlyMap<keyof OptionFields, string>;
 }
 
 /**
  * Every table row parsed in order: the flag's value when given on the command line, else the
  * variable's in `env` (the environment we were handed, not necessarily process.env, which
- * commander reads), else the default. The first bad value throws its usage error.
+ * commander reads), else the default. One rule for every variable: an empty one is as if unset
+ * (what a Helm chart renders for a value left blank), so it never turns a check on or fails a
+ * start. The first bad value throws its usage error, naming the flag or the variable it came from.
  */
 function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
   const values = program.opts<Record<string, unknown>>();
   const fields: Record<string, unknown> = {};
   const texts = new Map<keyof OptionFields, string>();
   const given = new Set<keyof OptionFields>();
+  const sources = new Map<keyof OptionFields, string>();
   for (const spec of OPTIONS as readonly OptionSpec[]) {
     const name = flagName(spec);
     const key = program.options.find((option) => option.long === name)!.attributeName();
     const fromFlag = program.getOptionValueSource(key) === "cli";
     const variable = envName(spec);
-    const fromEnv = fromFlag ? undefined : env[variable];
+    const fromEnv = fromFlag || env[variable] === "" ? undefined : env[variable];
     if (fromFlag || fromEnv !== undefined) given.add(spec.field);
+    const source = fromEnv === undefined ? name : variable;
+    sources.set(spec.field, source);
     switch (spec.kind) {
       case "value":
       case "optional": {
         const text = fromFlag ? (values[key] as string) : (fromEnv ?? (spec.kind === "value" ? spec.default : undefined));
         if (text !== undefined) texts.set(spec.field, text);
-        fields[spec.field] = (spec.parse as (input: string, text: string | undefined) => unknown)(name, text);
+        fields[spec.field] = (spec.parse as (input: string, text: string | undefined) => unknown)(source, text);
         break;
       }
       case "list": {
@@ -131,23 +155,30 @@ function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
     }
   }
   // Complete: the table has a row for every field (checked at compile time in option-table.ts).
-  return { fields: fields as unknown as OptionFields, texts, given };
+  return { fields: fields as unknown as OptionFields, texts, given, sources };
 }
 
-/** The rules that span options, then the defaults that follow from other options. */
-function validateTogether({ fields, texts, given }: ReadOptions): Omit<Config, "appCommand"> {
+/** The rules that span options, then the defaults that follow from other options. Errors name where each value came from. */
+function validateTogether({ fields, texts, given, sources }: ReadOptions): Omit<Config, "appCommand"> {
   const flagOf = (field: keyof OptionFields) => flagName(OPTIONS.find((spec) => spec.field === field)!);
-  const { listen, metricsListen, maxConcurrency } = fields;
+  const sourceOf = (field: keyof OptionFields) => sources.get(field)!;
+  const { listen, metricsListen, maxConcurrency, requiredPorts } = fields;
   if (metricsListen && metricsListen.port !== 0 && metricsListen.port === listen.port && sameHostOrWildcard(metricsListen.host, listen.host)) {
-    throw usageError("--metrics-listen", "expected an address other than --listen's", texts.get("metricsListen"));
+    throw usageError(sourceOf("metricsListen"), "expected an address other than --listen's", texts.get("metricsListen"));
+  }
+  // The proxy's own socket is in the table it reads: such a check would always pass, whatever it was meant to watch.
+  const ownPort = [listen.port, metricsListen?.port].find((port) => port !== undefined && port !== 0 && requiredPorts.includes(port));
+  if (ownPort !== undefined) {
+    const whose = ownPort === listen.port ? "--listen" : "--metrics-listen";
+    throw usageError(sourceOf("requiredPorts"), `expected a port other than ${whose}'s own (the proxy listens there, so it would always pass)`, String(ownPort));
   }
   if (given.has("upstreamGrpcService") && given.has("upstreamHealthPath")) {
-    throw usageError(flagOf("upstreamGrpcService"), `expected either it or ${flagOf("upstreamHealthPath")}, not both`, texts.get("upstreamGrpcService"));
+    throw usageError(sourceOf("upstreamGrpcService"), `expected either it or ${flagOf("upstreamHealthPath")}, not both`, texts.get("upstreamGrpcService"));
   }
   if (maxConcurrency === 0) {
     // A queue without a limit would never hold anything: the operator meant something else.
     const stray = LIMITER_OPTIONS.find((field) => given.has(field));
-    if (stray) throw usageError(flagOf(stray), "expected only with --max-concurrency 1..65535", texts.get(stray));
+    if (stray) throw usageError(sourceOf(stray), "only with --max-concurrency", texts.get(stray));
   }
   return { ...fields, maxQueue: fields.maxQueue ?? 10 * maxConcurrency };
 }

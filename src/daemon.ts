@@ -26,7 +26,7 @@ import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
 import { GrpcUpstreamProbe } from "./readiness/grpc-upstream-probe.js";
 import { UpstreamProbe } from "./readiness/upstream-probe.js";
-import { requiredListenerPorts } from "./readiness/upstream-listener.js";
+import { requiredListenerPorts, upstreamListener } from "./readiness/upstream-listener.js";
 import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
 
@@ -79,12 +79,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
   const drain = drainFlag(() => grpcHealth.drainBegan());
   // The operator's ports, and in the entrypoint form the app's own (CONTRACT §8): one scan for all.
-  const requiredPorts = requiredListenerPorts({
-    requiredPorts: config.requiredPorts,
-    upstream: config.upstream,
-    mode: config.upstreamListener,
-    entrypointForm: config.appCommand.length > 0,
-  });
+  const listenerOptions = { requiredPorts: config.requiredPorts, upstream: config.upstream, mode: config.upstreamListener, entrypointForm: config.appCommand.length > 0 };
+  const requiredPorts = requiredListenerPorts(listenerOptions);
   const metrics = createMetrics?.({
     drain,
     checkNames: checkNames(requiredPorts, hasUpstreamCheck(config)),
@@ -101,6 +97,9 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     upstream: upstreamProbe,
     warnAfterMs: config.warnAfterMs,
     observer: metrics?.readiness,
+    // Its own port counts only where the proxy connects: an app on [::1] behind a 127.0.0.1 upstream is not ready.
+    upstreamListener: upstreamListener(listenerOptions),
+    drain,
   });
   const grpcHealth = new GrpcHealthService({ readiness, drain, ttlMs: config.cacheTtlMs });
   const upstreamUrl = new URL(config.upstream.origin);

@@ -23,6 +23,8 @@ async function main(): Promise<void> {
   const { config } = commandLine;
   const processLog = createProcessLog(config.logLevel);
   const { log } = processLog;
+  // Found while parsing, before the logger existed: logged as JSON lines like every other.
+  for (const warning of commandLine.warnings) log.warn(warning.fields, warning.msg);
   /** Every exit once the logger exists: the log's last lines (asynchronous writes) are out first. */
   const exit = async (code: number): Promise<never> => {
     await processLog.end();

@@ -51,7 +51,7 @@ t.test("--readiness-upstream-listener: auto or off, from the flag or the env", a
 });
 
 t.test("both spellings, repeated, sorted", async (t) => {
-  t.same(config(["--readiness-required-listener", "15008", "--readiness-required-listener=8080"]).requiredPorts, [8080, 15008]);
+  t.same(config(["--readiness-required-listener", "15008", "--readiness-required-listener=9000"]).requiredPorts, [9000, 15008]);
   t.same(config(["--readiness-required-listener=1", "--readiness-required-listener", "65535"]).requiredPorts, [1, 65535]);
   t.same(config(Array.from({ length: 16 }, (_, index) => `--readiness-required-listener=${index + 1}`)).requiredPorts.length, 16);
 });
@@ -119,7 +119,7 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [["--shutdown-timeout", "-1s"], {}, 'error: --shutdown-timeout: expected a duration like 500ms, 1s or 1m30s, got "-1s"'],
     [["--response-header-timeout", "1d"], {}, 'error: --response-header-timeout: expected a duration like 500ms, 1s or 1m30s, got "1d"'],
     [["--response-header-timeout", "0s"], {}, 'error: --response-header-timeout: expected a duration above 0, got "0s"'],
-    [[], { READINESS_PROXY_CACHE_TTL: "soon" }, 'error: --readiness-cache-ttl: expected a duration like 500ms, 1s or 1m30s, got "soon"'],
+    [[], { READINESS_PROXY_CACHE_TTL: "soon" }, 'error: READINESS_PROXY_CACHE_TTL: expected a duration like 500ms, 1s or 1m30s, got "soon"'],
     [["--listen", "8080"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got "8080"'],
     [["--listen", "::1:8080"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got "::1:8080"'],
     [["--listen", ":65536"], {}, 'error: --listen: expected [host]:port, like :8080, 127.0.0.1:8080 or [::1]:8080, got ":65536"'],
@@ -135,10 +135,10 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [["--metrics-listen", "9090"], {}, 'error: --metrics-listen: expected [host]:port, like :9090 or 127.0.0.1:9090, got "9090"'],
     [["--metrics-listen", ":8080"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":8080"'],
     [["--listen", "127.0.0.1:9000", "--metrics-listen", ":9000"], {}, 'error: --metrics-listen: expected an address other than --listen\'s, got ":9000"'],
-    [[], { READINESS_PROXY_METRICS_LISTEN: "nope" }, 'error: --metrics-listen: expected [host]:port, like :9090 or 127.0.0.1:9090, got "nope"'],
+    [[], { READINESS_PROXY_METRICS_LISTEN: "nope" }, 'error: READINESS_PROXY_METRICS_LISTEN: expected [host]:port, like :9090 or 127.0.0.1:9090, got "nope"'],
     [["--readiness-upstream-listener", "on"], {}, 'error: --readiness-upstream-listener: expected auto or off, got "on"'],
     [["--readiness-upstream-listener=AUTO"], {}, 'error: --readiness-upstream-listener: expected auto or off, got "AUTO"'],
-    [[], { READINESS_PROXY_UPSTREAM_LISTENER: "false" }, 'error: --readiness-upstream-listener: expected auto or off, got "false"'],
+    [[], { READINESS_PROXY_UPSTREAM_LISTENER: "false" }, 'error: READINESS_PROXY_UPSTREAM_LISTENER: expected auto or off, got "false"'],
   ];
   for (const [argv, env, message] of cases) {
     const { result, err } = run(argv, env);
@@ -257,21 +257,20 @@ t.test("overload and access-log usage errors: exit 2, one line naming the input 
     [["--max-concurrency", "1e3"], {}, integer("1e3")],
     [["--max-concurrency", " 4"], {}, integer(" 4")],
     [["--max-concurrency", ""], {}, integer("")],
-    [[], { READINESS_PROXY_MAX_CONCURRENCY: "four" }, integer("four")],
+    [[], { READINESS_PROXY_MAX_CONCURRENCY: "four" }, integer("four").replace("--max-concurrency", "READINESS_PROXY_MAX_CONCURRENCY")],
     [["--max-concurrency", "4", "--max-queue", "1000001"], {}, 'error: --max-queue: expected an integer 0..1000000, got "1000001"'],
     [["--max-concurrency", "4", "--max-queue", "-5"], {}, 'error: --max-queue: expected an integer 0..1000000, got "-5"'],
     [["--max-concurrency", "4", "--max-queue", "ten"], {}, 'error: --max-queue: expected an integer 0..1000000, got "ten"'],
-    [[], { READINESS_PROXY_MAX_CONCURRENCY: "4", READINESS_PROXY_MAX_QUEUE: "1.5" }, 'error: --max-queue: expected an integer 0..1000000, got "1.5"'],
-    [[], { READINESS_PROXY_MAX_CONCURRENCY: "4", READINESS_PROXY_QUEUE_TIMEOUT: "soon" }, 'error: --queue-timeout: expected a duration like 500ms, 1s or 1m30s, got "soon"'],
-    [["--max-queue", "10"], {}, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
-    [["--max-concurrency", "0", "--max-queue", "10"], {}, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
-    [["--queue-timeout", "5s"], {}, 'error: --queue-timeout: expected only with --max-concurrency 1..65535, got "5s"'],
-    [[], { READINESS_PROXY_MAX_QUEUE: "10" }, 'error: --max-queue: expected only with --max-concurrency 1..65535, got "10"'],
-    [[], { READINESS_PROXY_QUEUE_TIMEOUT: "10s" }, 'error: --queue-timeout: expected only with --max-concurrency 1..65535, got "10s"'],
+    [[], { READINESS_PROXY_MAX_CONCURRENCY: "4", READINESS_PROXY_MAX_QUEUE: "1.5" }, 'error: READINESS_PROXY_MAX_QUEUE: expected an integer 0..1000000, got "1.5"'],
+    [[], { READINESS_PROXY_MAX_CONCURRENCY: "4", READINESS_PROXY_QUEUE_TIMEOUT: "soon" }, 'error: READINESS_PROXY_QUEUE_TIMEOUT: expected a duration like 500ms, 1s or 1m30s, got "soon"'],
+    [["--max-queue", "10"], {}, 'error: --max-queue: only with --max-concurrency, got "10"'],
+    [["--max-concurrency", "0", "--max-queue", "10"], {}, 'error: --max-queue: only with --max-concurrency, got "10"'],
+    [["--queue-timeout", "5s"], {}, 'error: --queue-timeout: only with --max-concurrency, got "5s"'],
+    [[], { READINESS_PROXY_MAX_QUEUE: "10" }, 'error: READINESS_PROXY_MAX_QUEUE: only with --max-concurrency, got "10"'],
+    [[], { READINESS_PROXY_QUEUE_TIMEOUT: "10s" }, 'error: READINESS_PROXY_QUEUE_TIMEOUT: only with --max-concurrency, got "10s"'],
     [["--max-concurrency", "4", "--queue-timeout", "0s"], {}, 'error: --queue-timeout: expected a duration above 0, got "0s"'],
     [["--max-concurrency", "4", "--queue-timeout", "5"], {}, 'error: --queue-timeout: expected a duration like 500ms, 1s or 1m30s, got "5"'],
     [[], { READINESS_PROXY_ACCESS_LOG: "yes" }, 'error: READINESS_PROXY_ACCESS_LOG: expected 1, true, 0 or false, got "yes"'],
-    [[], { READINESS_PROXY_ACCESS_LOG: "" }, 'error: READINESS_PROXY_ACCESS_LOG: expected 1, true, 0 or false, got ""'],
     [[], { READINESS_PROXY_ACCESS_LOG: "TRUE" }, 'error: READINESS_PROXY_ACCESS_LOG: expected 1, true, 0 or false, got "TRUE"'],
     [["--access-log", "1"], {}, "error: too many arguments. Expected 0 arguments but got 1."],
     [["--max-concurrency"], {}, "error: option '--max-concurrency <n>' argument missing"],
@@ -370,7 +369,7 @@ t.test("the options that had no variable: the env gives what the flag gives, and
   t.equal(config(["--shutdown-delay", "1s"], env).shutdownDelayMs, 1_000, "the flag over the env");
 });
 
-t.test("a malformed value from the env is the same one-line exit-2 error as from the flag", async (t) => {
+t.test("a malformed value from the env is the same one-line exit-2 error as from the flag, naming the variable", async (t) => {
   const { OPTIONS, envName, flagName } = await import("../src/config/option-table.js");
   // Values some parser refuses: a bare number for durations, words for numbers, ports out of range.
   const candidates = ["5", "nope", "-1", "70000", "0x10", "1 s"];
@@ -385,16 +384,86 @@ t.test("a malformed value from the env is the same one-line exit-2 error as from
       if (fromFlag.result.action === "run") continue;
       const fromEnv = run(context, { [envName(spec)]: bad });
       t.same(fromEnv.result, { action: "exit", exitCode: 2 }, `${envName(spec)}=${bad}`);
-      t.equal(fromEnv.err, fromFlag.err, `${envName(spec)}=${JSON.stringify(bad)}: ${fromFlag.err.trim()}`);
+      // The pod's env has READINESS_PROXY_SHUTDOWN_DELAY, not --shutdown-delay: the error names what was written.
+      t.equal(fromEnv.err, fromFlag.err.replace(`error: ${flag}:`, `error: ${envName(spec)}:`), `${envName(spec)}=${JSON.stringify(bad)}: ${fromFlag.err.trim()}`);
       t.notMatch(fromEnv.err, /\n./, "one line");
       compared++;
       break;
     }
   }
   t.ok(compared >= 15, `${compared} options compared`);
+  t.equal(run([], { READINESS_PROXY_SHUTDOWN_DELAY: "5" }).err, 'error: READINESS_PROXY_SHUTDOWN_DELAY: expected a duration like 500ms, 1s or 1m30s, got "5"\n', "the issue's own example");
+  t.equal(run(["--shutdown-delay", "2s"], { READINESS_PROXY_SHUTDOWN_DELAY: "5" }).result.action, "run", "a flag wins, so the variable's value is never judged");
   const badSwitch = run([], { READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: "yes" });
   t.same(badSwitch.result, { action: "exit", exitCode: 2 });
   t.equal(badSwitch.err, 'error: READINESS_PROXY_ERROR_PAGES_INTERCEPT_UPSTREAM: expected 1, true, 0 or false, got "yes"\n', "a switch takes no value on the command line: the variable is named");
+});
+
+t.test("an empty variable is as if unset, for every option (what Helm renders for a blank value)", async (t) => {
+  const { OPTIONS, envName } = await import("../src/config/option-table.js");
+  const defaults = config([]);
+  for (const spec of OPTIONS) {
+    const { result, err } = run([], { [envName(spec)]: "" });
+    t.equal(result.action, "run", `${envName(spec)}= starts: ${err.trim()}`);
+    if (result.action === "run") t.same(result.config, defaults, `${envName(spec)}= changes nothing`);
+  }
+  // The two the issue found: one turned a check on for "", the other was exit 2.
+  t.equal(config([], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "" }).upstreamGrpcService, undefined);
+  t.equal(config([], { READINESS_PROXY_UPSTREAM_PATH: "" }).upstreamHealthPath, undefined);
+  // The whole server ("") stays reachable by the flag, which says it on purpose.
+  t.equal(config(["--readiness-upstream-grpc-service="]).upstreamGrpcService, "");
+  t.equal(config(["--readiness-upstream-grpc-service", ""]).upstreamGrpcService, "");
+  t.equal(run(["--readiness-upstream-path", ""]).result.action, "exit", "an empty flag value is still judged");
+});
+
+t.test("unknown READINESS_PROXY_ variables: a warning naming each and the closest known name; service links pass silently", async (t) => {
+  const warningsOf = (env: NodeJS.ProcessEnv) => {
+    const { result, err } = run([], env);
+    if (result.action !== "run") throw new Error(`refused: ${err}`);
+    return result.warnings;
+  };
+  t.same(warningsOf({ READINESS_PROXY_REQUIRED_LISTENER: "15008" }), [
+    { msg: "unknown environment variable ignored", fields: { variable: "READINESS_PROXY_REQUIRED_LISTENER", didYouMean: "READINESS_PROXY_REQUIRED_LISTENERS" } },
+  ], "the README's naming rule gives the singular; the real name is plural");
+  t.same(
+    warningsOf({ READINESS_PROXY_SHUTDOWN_DEALY: "5s", READINESS_PROXY_UPSTREAM_GRPC: "x", HOME: "/root", READINESS_PROXYLISTEN: ":1" }).map((warning) => warning.fields),
+    [
+      { variable: "READINESS_PROXY_SHUTDOWN_DEALY", didYouMean: "READINESS_PROXY_SHUTDOWN_DELAY" },
+      { variable: "READINESS_PROXY_UPSTREAM_GRPC", didYouMean: "READINESS_PROXY_UPSTREAM_PATH" },
+    ],
+    "sorted; other variables are none of ours",
+  );
+  // What the kubelet injects when a Service named readiness-proxy (or readiness-proxy-metrics) is in the namespace.
+  const serviceLinks = {
+    READINESS_PROXY_SERVICE_HOST: "10.96.0.12",
+    READINESS_PROXY_SERVICE_PORT: "8080",
+    READINESS_PROXY_SERVICE_PORT_HTTP: "8080",
+    READINESS_PROXY_PORT: "tcp://10.96.0.12:8080",
+    READINESS_PROXY_PORT_8080_TCP: "tcp://10.96.0.12:8080",
+    READINESS_PROXY_PORT_8080_TCP_PROTO: "tcp",
+    READINESS_PROXY_PORT_8080_TCP_PORT: "8080",
+    READINESS_PROXY_PORT_8080_TCP_ADDR: "10.96.0.12",
+    READINESS_PROXY_METRICS_SERVICE_HOST: "10.96.0.13",
+    READINESS_PROXY_METRICS_PORT_9090_TCP: "tcp://10.96.0.13:9090",
+    READINESS_PROXY_TEST_FAULTS: "0",
+  };
+  t.same(warningsOf(serviceLinks), [], "never a warning, never a failed start");
+  t.same(warningsOf({ READINESS_PROXY_LISTEN: ":8081", READINESS_PROXY_REQUIRED_LISTENERS: "15008" }), [], "known names");
+});
+
+t.test("a required listener on the proxy's own port would always pass: refused", async (t) => {
+  const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+    [["--readiness-required-listener", "8080"], {}, "error: --readiness-required-listener: expected a port other than --listen's own (the proxy listens there, so it would always pass), got \"8080\""],
+    [["--listen", "127.0.0.1:9000", "--readiness-required-listener=9000"], {}, "error: --readiness-required-listener: expected a port other than --listen's own (the proxy listens there, so it would always pass), got \"9000\""],
+    [[], { READINESS_PROXY_REQUIRED_LISTENERS: "15008,8080" }, "error: READINESS_PROXY_REQUIRED_LISTENERS: expected a port other than --listen's own (the proxy listens there, so it would always pass), got \"8080\""],
+    [["--metrics-listen", ":9090", "--readiness-required-listener", "9090"], {}, "error: --readiness-required-listener: expected a port other than --metrics-listen's own (the proxy listens there, so it would always pass), got \"9090\""],
+  ];
+  for (const [argv, env, message] of cases) {
+    const { result, err } = run(argv, env);
+    t.same(result, { action: "exit", exitCode: 2 }, argv.join(" ") || JSON.stringify(env));
+    t.equal(err.trimEnd(), message);
+  }
+  t.same(config(["--listen", ":0", "--readiness-required-listener", "8080"]).requiredPorts, [8080], "port 0 (any free port) is no port of ours to compare");
 });
 
 t.test("--help shows each duration's default as the start line logs it (formatDuration: 2m, not 120s)", async (t) => {

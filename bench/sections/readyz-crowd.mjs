@@ -15,9 +15,10 @@ function scansIn(logPath) {
 
 export async function readyzCrowd({ rounds, seconds, runtime, binary, here }) {
   const logPath = join(tmpdir(), `rp-bench-readyz-${process.pid}.log`);
-  // The required port is the proxy's own listener: always there, so every answer is 200.
+  // The required port is the bare server's, listening for the whole section, so every answer is 200.
+  // (The proxy's own port is refused as a required listener: it would pass whatever it was meant to watch.)
   const readinessProxy = start(
-    [binary, "--listen", `127.0.0.1:${PORTS.readinessProxy}`, "--readiness-required-listener", String(PORTS.readinessProxy), "--readiness-cache-ttl", "1s", "--log-level", "trace"],
+    [binary, "--listen", `127.0.0.1:${PORTS.readinessProxy}`, "--readiness-required-listener", String(PORTS.hello), "--readiness-cache-ttl", "1s", "--log-level", "trace"],
     { stdout: openSync(logPath, "w") },
   );
   const hello = start([runtime, `${here}/targets/hello-server.mjs`, String(PORTS.hello)]);
@@ -26,7 +27,7 @@ export async function readyzCrowd({ rounds, seconds, runtime, binary, here }) {
   const withUpstream = start(
     [
       binary, "--listen", `127.0.0.1:${PORTS.withUpstreamCheck}`, "--upstream", `http://127.0.0.1:${PORTS.app}`,
-      "--readiness-required-listener", String(PORTS.withUpstreamCheck), "--readiness-upstream-path", "/ready",
+      "--readiness-required-listener", String(PORTS.app), "--readiness-upstream-path", "/ready",
       "--readiness-cache-ttl", "1s", "--log-level", "trace",
     ],
     { stdout: openSync(upstreamLogPath, "w") },

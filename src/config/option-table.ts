@@ -28,9 +28,9 @@ interface OptionBase {
 }
 
 /**
- * `--flag <value>` with a default. The value comes from the flag, else the env variable, else the
- * default, and is parsed the same way from each; errors name the flag even when the env variable
- * gave the value (the flag is what the help lists).
+ * `--flag <value>` with a default. The value comes from the flag, else the env variable (an empty
+ * one counts as unset), else the default, and is parsed the same way from each; errors name the
+ * flag or the variable, whichever gave the value: what the user wrote, in the pod's args or env.
  */
 interface ValueOption<K extends keyof OptionFields> extends OptionBase {
   readonly kind: "value";
@@ -117,7 +117,7 @@ export const OPTIONS = [
     kind: "list",
     field: "requiredPorts",
     flag: "--readiness-required-listener <port>",
-    help: `a local TCP port that must be in LISTEN state for /readyz to pass; repeatable, at most ${MAX_REQUIRED_LISTENERS}`,
+    help: `a local TCP port that must be in LISTEN state (at any address) for /readyz to pass; repeatable, at most ${MAX_REQUIRED_LISTENERS}`,
     env: "READINESS_PROXY_REQUIRED_LISTENERS",
     parse: parseRequiredPorts,
   },
@@ -125,7 +125,7 @@ export const OPTIONS = [
     kind: "value",
     field: "upstreamListener",
     flag: "--readiness-upstream-listener <auto|off>",
-    help: "entrypoint form: auto also requires the upstream's own port when its host is loopback (503 until the app listens); off: not",
+    help: "entrypoint form: auto also requires the upstream's own port when its host is loopback, at an address the proxy reaches (503 until the app listens there); off: not",
     env: "READINESS_PROXY_UPSTREAM_LISTENER",
     default: "auto",
     parse: (input, text) => UPSTREAM_LISTENER_MODES.find((mode) => mode === text) ?? expected(input, "expected auto or off", text),

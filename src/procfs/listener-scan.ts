@@ -1,4 +1,4 @@
-// Reads <procRoot>/net/tcp and net/tcp6 asynchronously and reports the LISTEN ports of the readable tables.
+// Reads <procRoot>/net/tcp and net/tcp6 asynchronously and reports the LISTEN ports, and their addresses, of the readable tables.
 import { close, open, read } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -20,6 +20,12 @@ export interface UnreadableTable {
 export interface ListenerScan {
   /** Local ports in LISTEN state in the readable tables. */
   readonly listeningPorts: ReadonlySet<number>;
+  /**
+   * Per LISTEN port, the local addresses of both tables (`0.0.0.0`, `::`, `::1`, ...): what an
+   * address-bound check reads. Absent where a scan does not record them (test doubles): then no
+   * address counts.
+   */
+  readonly listenAddresses?: ReadonlyMap<number, readonly string[]>;
   readonly unreadableTables: readonly UnreadableTable[];
 }
 
@@ -77,27 +83,34 @@ export class ListenerScanner {
   /** Reads both tables. Never rejects for a table problem: those come back in `unreadableTables`. */
   async scan(): Promise<ListenerScan> {
     const listeningPorts = new Set<number>();
+    const listenAddresses = new Map<number, string[]>();
     const unreadableTables: UnreadableTable[] = [];
     for (const table of SOCKET_TABLES) {
       const outcome = await this.#scanTable(table);
-      if (typeof outcome === "string") unreadableTables.push({ table, error: outcome });
-      else for (const port of outcome) listeningPorts.add(port);
+      if (typeof outcome === "string") {
+        unreadableTables.push({ table, error: outcome });
+        continue;
+      }
+      for (const [port, addresses] of outcome) {
+        listeningPorts.add(port);
+        listenAddresses.set(port, [...(listenAddresses.get(port) ?? []), ...addresses]);
+      }
     }
-    return { listeningPorts, unreadableTables };
+    return { listeningPorts, listenAddresses, unreadableTables };
   }
 
-  /** The table's LISTEN ports, or why it is unreadable. */
-  async #scanTable(table: SocketTable): Promise<ReadonlySet<number> | string> {
+  /** The table's LISTEN ports with their addresses, or why it is unreadable. */
+  async #scanTable(table: SocketTable): Promise<ReadonlyMap<number, readonly string[]> | string> {
     const parser = new TcpTableParser();
     try {
       await this.#readTable(this.#paths.get(table)!, (chunk) => parser.push(chunk));
     } catch (error) {
       // A kernel booted with ipv6.disable=1 has no tcp6: that is an empty table, not a failure.
-      if (table === "tcp6" && errorCode(error) === "ENOENT") return new Set();
+      if (table === "tcp6" && errorCode(error) === "ENOENT") return new Map();
       return describeReadError(error);
     }
     const parsed = parser.finish();
-    return parsed.readable ? parsed.listeningPorts : parsed.reason;
+    return parsed.readable ? parsed.listenAddresses : parsed.reason;
   }
 }
 

@@ -1,8 +1,14 @@
-// Pure parser for /proc/net/tcp and /proc/net/tcp6: bytes in, LISTEN ports (or why the table is unreadable) out.
+// Pure parser for /proc/net/tcp and /proc/net/tcp6: bytes in, LISTEN ports and their addresses (or why the table is unreadable) out.
+import { formatKernelAddress } from "./kernel-address.js";
 
 /** Outcome of parsing one socket table. */
 export type TableParse =
-  | { readonly readable: true; readonly listeningPorts: ReadonlySet<number> }
+  | {
+      readonly readable: true;
+      readonly listeningPorts: ReadonlySet<number>;
+      /** Per LISTEN port, the local addresses it listens on (`127.0.0.1`, `0.0.0.0`, `::`, `::ffff:127.0.0.1`), in table order. */
+      readonly listenAddresses: ReadonlyMap<number, readonly string[]>;
+    }
   | { readonly readable: false; readonly reason: string };
 
 /** Kernel socket state TCP_LISTEN, printed as `0A` in the `st` column. */
@@ -40,6 +46,7 @@ export class TcpTableParser {
   #failure: string | undefined;
   #row = 0;
   readonly #listening = new Set<number>();
+  readonly #addresses = new Map<number, string[]>();
   readonly #carry = Buffer.allocUnsafe(MAX_LINE_BYTES);
   #carryLength = 0;
 
@@ -76,7 +83,7 @@ export class TcpTableParser {
     }
     if (this.#failure === undefined && !this.#sawHeader) this.#failure = "empty table";
     if (this.#failure !== undefined) return { readable: false, reason: this.#failure };
-    return { readable: true, listeningPorts: this.#listening };
+    return { readable: true, listeningPorts: this.#listening, listenAddresses: this.#addresses };
   }
 
   #appendToCarry(chunk: Buffer, start: number, end: number): boolean {
@@ -102,8 +109,14 @@ export class TcpTableParser {
     const found = parseRow(bytes, start, end);
     if (found === BLANK) return;
     this.#row++;
-    if (found >= 0) this.#listening.add(found);
-    else if (found === MALFORMED) this.#failure = `row ${this.#row} is not in the kernel's format`;
+    if (found >= 0) {
+      // Only LISTEN rows make a string: a pod has a handful, against thousands of connections.
+      this.#listening.add(found);
+      const address = localAddressOf(bytes, start, end);
+      const addresses = this.#addresses.get(found);
+      if (addresses) addresses.push(address);
+      else this.#addresses.set(found, [address]);
+    } else if (found === MALFORMED) this.#failure = `row ${this.#row} is not in the kernel's format`;
   }
 
   #failLongLine(): void {
@@ -150,6 +163,13 @@ function parseRow(bytes: Buffer, start: number, end: number): number {
   const localPort = hexAt(bytes, localPortAt, 4);
   if (state < 0 || localPort < 0 || hexAt(bytes, remotePortAt, 4) < 0) return MALFORMED;
   return state === TCP_LISTEN ? localPort : NOT_LISTENING;
+}
+
+/** The local address of a row {@link parseRow} accepted, as text: after the `sl` colon and blanks, up to the port's colon. */
+function localAddressOf(bytes: Buffer, start: number, end: number): string {
+  const addressAt = skipBlanks(bytes, bytes.indexOf(COLON, start) + 1, end);
+  const length = bytes[addressAt + 8] === COLON ? 8 : 32;
+  return formatKernelAddress(bytes.toString("latin1", addressAt, addressAt + length));
 }
 
 /** After at least one blank at `index`: where the 4 port digits of an ADDR:PORT column start, or -1. */

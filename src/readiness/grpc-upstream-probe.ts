@@ -203,8 +203,9 @@ class AnswerReader {
   }
 }
 
-function grpcFailure(code: number, detail: string): { readonly ok: false; readonly reason: string; readonly err: string } {
-  return { ok: false, reason: `grpc status ${code}`, err: `grpc-status ${code}: ${detail}` };
+/** The reason names the code (as ?verbose shows it); `err`, for the log only, what the app or the wire said beside it. */
+function grpcFailure(code: number, detail: string): { readonly ok: false; readonly reason: string; readonly err?: string } {
+  return { ok: false, reason: `grpc status ${code}`, ...(detail === "" ? {} : { err: detail }) };
 }
 
 /** grpc-status 0: the one message decides. */
@@ -220,6 +221,6 @@ function servingOutcome(body: Buffer): ProbeOutcome {
   }
   if (serving === SERVING_STATUS.SERVING) return { ok: true, status: 200 };
   // An enum value past SERVICE_UNKNOWN is one this proxy does not know: UNKNOWN to us.
-  const name = servingStatusName(serving) ?? "UNKNOWN";
-  return { ok: false, reason: `status ${name}`, err: `status ${serving}` };
+  const name = servingStatusName(serving);
+  return name === undefined ? { ok: false, reason: "status UNKNOWN", err: `serving status ${serving}` } : { ok: false, reason: `status ${name}` };
 }

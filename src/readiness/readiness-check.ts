@@ -2,9 +2,10 @@
 import type { Logger } from "pino";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
-import { UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
+import { SHUTDOWN_CHECK, UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
 import { StillFailingLog } from "./still-failing.js";
 import { TransitionLog, UpstreamTransitionLog } from "./transitions.js";
+import type { UpstreamListener } from "./upstream-listener.js";
 import type { ProbeOutcome } from "./upstream-probe.js";
 import { decideVerdict, type Verdict } from "./verdict.js";
 
@@ -39,6 +40,10 @@ export interface ReadinessCheckOptions {
   /** --readiness-warn-after; undefined: never. */
   readonly warnAfterMs?: number;
   readonly observer?: ReadinessObserver;
+  /** Entrypoint form: the upstream's own port counts only at an address the proxy reaches (one of `requiredPorts`). */
+  readonly upstreamListener?: UpstreamListener;
+  /** Read at each run, so that no line says "reporting ready" while the drain keeps /readyz at 503. */
+  readonly drain?: { readonly draining: boolean };
 }
 
 /** Nothing required: always ready, and no scan or probe is ever made. */
@@ -72,7 +77,8 @@ export class ReadinessCheck {
 
 /** One run: the scan and the probe at once, so a slow app never delays the scan or the reverse. */
 function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<ReadinessReport> {
-  const { requiredPorts, scanner, log, upstream, observer } = options;
+  const { requiredPorts, scanner, log, upstream, observer, upstreamListener, drain } = options;
+  const names = checkNames(requiredPorts, upstream !== undefined);
   const transitions = new TransitionLog(log);
   const upstreamTransitions = upstream ? new UpstreamTransitionLog(log, upstream.service === undefined ? { path: upstream.path ?? "" } : { service: upstream.service }) : undefined;
   const stillFailing = options.warnAfterMs === undefined ? undefined : new StillFailingLog(log, options.warnAfterMs);
@@ -86,18 +92,20 @@ function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<
   };
   return async () => {
     const [scan, outcome] = await Promise.all([requiredPorts.length > 0 ? scanTables() : undefined, upstream ? probeSafely(upstream) : undefined]);
-    let verdict: Verdict = NOTHING_REQUIRED.verdict;
-    if (scan) {
-      verdict = decideVerdict(requiredPorts, scan);
-      transitions.record(scan, verdict);
-    }
+    const verdict: Verdict = scan ? decideVerdict(requiredPorts, scan, upstreamListener) : NOTHING_REQUIRED.verdict;
     const checks: CheckResult[] = listenerResults(verdict);
-    if (outcome) {
-      upstreamTransitions!.record(outcome);
-      checks.push(outcome.ok ? { name: UPSTREAM_CHECK, ok: true } : { name: UPSTREAM_CHECK, ok: false, reason: outcome.reason });
-    }
+    if (outcome) checks.push(outcome.ok ? { name: UPSTREAM_CHECK, ok: true } : { name: UPSTREAM_CHECK, ok: false, reason: outcome.reason });
+    // The whole verdict as /readyz answers it, so that the lines below never claim ready while it is 503.
+    const run = { failedChecks: [...checks.filter((check) => !check.ok).map((check) => check.name), ...(drain?.draining ? [SHUTDOWN_CHECK] : [])] };
+    const saidReady = scan ? transitions.record(scan, verdict, run) : false;
+    if (outcome) upstreamTransitions!.record(outcome);
+    transitions.recordVerdict(run, saidReady, names);
     const report: ReadinessReport = { verdict, checks };
-    stillFailing?.record(checks, clock.now(), scan && { missing: verdict.state === "missing" ? verdict.missing : [], listening: scan.listeningPorts });
+    stillFailing?.record(
+      checks,
+      clock.now(),
+      scan && { missing: verdict.state === "missing" ? verdict.missing : [], listening: scan.listeningPorts, unreachable: verdict.state === "missing" ? verdict.unreachable : undefined },
+    );
     observer?.onReport(report);
     return report;
   };

@@ -10,6 +10,8 @@ const MAX_LISTENING_PORTS = 32;
 export interface ListenerContext {
   readonly missing: readonly number[];
   readonly listening: ReadonlySet<number>;
+  /** Where the upstream's port listens out of the proxy's reach (`[::1]:8000`): the operator sees the wrong bind at once. */
+  readonly unreachable?: readonly string[] | undefined;
 }
 
 /**
@@ -40,11 +42,18 @@ export class StillFailingLog {
       const failingForMs = Math.round(now - since);
       if (this.#warned.has(check.name) || failingForMs < this.#warnAfterMs) continue;
       this.#warned.add(check.name);
-      const detail =
-        listeners && check.name.startsWith("listener-")
-          ? { missing: listeners.missing, listening: [...listeners.listening].sort((a, b) => a - b).slice(0, MAX_LISTENING_PORTS) }
-          : {};
+      const detail = listeners && check.name.startsWith("listener-") ? listenerDetail(listeners, check.name.slice("listener-".length)) : {};
       this.#log.warn({ check: check.name, failingForMs, reason: check.reason, ...detail }, LOG_MESSAGES.stillFailing);
     }
   }
+}
+
+/** The listener fields of the warn line; `unreachable` only for the port it names (the upstream's). */
+function listenerDetail(listeners: ListenerContext, port: string): Record<string, unknown> {
+  const unreachable = listeners.unreachable?.filter((socket) => socket.endsWith(`:${port}`)) ?? [];
+  return {
+    missing: listeners.missing,
+    listening: [...listeners.listening].sort((a, b) => a - b).slice(0, MAX_LISTENING_PORTS),
+    ...(unreachable.length > 0 && { unreachable }),
+  };
 }

@@ -1,4 +1,4 @@
-// Logs readiness state changes, per-table read failures and the upstream check's state once per transition, never once per check.
+// Logs readiness state changes, per-table read failures and the upstream check's state once per transition, never once per check; no line claims ready while another check fails.
 import type { Logger } from "pino";
 import type { ProbeOutcome } from "./upstream-probe.js";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
@@ -9,6 +9,11 @@ export const LOG_MESSAGES = {
   present: "required listeners present; reporting ready",
   missing: "required listeners missing; reporting not ready",
   notEnforced: "required listeners not enforced; reporting ready",
+  // The listener lines when another check (upstream, shutdown) keeps /readyz at 503: true, and never "reporting ready".
+  presentOthersFailing: "required listeners present; other checks failing",
+  notEnforcedOthersFailing: "required listeners not enforced; other checks failing",
+  // The whole verdict turned ready through another check than the listeners: the line that says so.
+  allPassing: "readiness checks passing; reporting ready",
   tableUnreadable: "cannot read TCP socket table",
   tableReadableAgain: "TCP socket table readable again",
   upstreamFailing: "upstream health check failing; reporting not ready",
@@ -16,35 +21,66 @@ export const LOG_MESSAGES = {
   stillFailing: "readiness check still failing",
 } as const;
 
-/** Remembers the last state and which tables were unreadable, and logs only what changed. */
+/** What one run decided, beyond the listeners: the names of every failing check (listeners, upstream, shutdown). */
+export interface RunOutcome {
+  readonly failedChecks: readonly string[];
+}
+
+/**
+ * Remembers the last listener state, which tables were unreadable and whether the whole verdict
+ * was ready, and logs only what changed. The contract's listener lines say "reporting ready"
+ * only when /readyz does answer 200; while another check fails the same transition reads
+ * "other checks failing". The first state of a start that is `missing` is info: the app or the
+ * mesh binding its port after the proxy is how every pod starts, not a warning (one that stays
+ * missing gets `readiness check still failing` after --readiness-warn-after).
+ */
 export class TransitionLog {
   readonly #log: Logger;
-  #lastState: Verdict["state"] | undefined;
+  /** The state, with `unreachable` when the upstream's port listens out of reach: a new mistake is a new transition. */
+  #lastState: string | undefined;
+  #lastReady: boolean | undefined;
   readonly #unreadable = new Set<SocketTable>();
 
   constructor(log: Logger) {
     this.#log = log;
   }
 
-  /** Records the outcome of one fresh scan (cached answers are not recorded again). */
-  record(scan: ListenerScan, verdict: Verdict): void {
+  /** Records the outcome of one fresh scan (cached answers are not recorded again); returns whether it logged "reporting ready". */
+  record(scan: ListenerScan, verdict: Verdict, outcome: RunOutcome): boolean {
     this.#recordTables(scan);
-    if (verdict.state === this.#lastState) return;
-    this.#lastState = verdict.state;
+    const state = verdict.state === "missing" && verdict.unreachable ? "missing, unreachable" : verdict.state;
+    if (state === this.#lastState) return false;
+    const starting = this.#lastState === undefined;
+    this.#lastState = state;
+    const ready = outcome.failedChecks.length === 0;
     switch (verdict.state) {
       case "present":
-        this.#log.info({ ports: verdict.ports }, LOG_MESSAGES.present);
-        break;
-      case "missing":
-        this.#log.warn({ ports: verdict.ports, missing: verdict.missing }, LOG_MESSAGES.missing);
-        break;
+        if (ready) this.#log.info({ ports: verdict.ports }, LOG_MESSAGES.present);
+        else this.#log.info({ ports: verdict.ports, failedChecks: outcome.failedChecks }, LOG_MESSAGES.presentOthersFailing);
+        return ready;
+      case "missing": {
+        const fields = { ports: verdict.ports, missing: verdict.missing, ...(verdict.unreachable && { unreachable: verdict.unreachable }) };
+        if (starting && !verdict.unreachable) this.#log.info(fields, LOG_MESSAGES.missing);
+        else this.#log.warn(fields, LOG_MESSAGES.missing);
+        return false;
+      }
       case "not enforced":
-        this.#log.warn(
-          { ports: verdict.ports, unreadableTables: verdict.unreadableTables },
-          LOG_MESSAGES.notEnforced,
-        );
-        break;
+        if (ready) this.#log.warn({ ports: verdict.ports, unreadableTables: verdict.unreadableTables }, LOG_MESSAGES.notEnforced);
+        else this.#log.warn({ ports: verdict.ports, unreadableTables: verdict.unreadableTables, failedChecks: outcome.failedChecks }, LOG_MESSAGES.notEnforcedOthersFailing);
+        return ready;
     }
+  }
+
+  /**
+   * After every line of a run: when the whole verdict turned ready and no line of this run said
+   * so (the upstream check passing after the listeners), one line does. Turning not ready needs
+   * no line of its own: the failing check's line (or `draining`) says it.
+   */
+  recordVerdict(outcome: RunOutcome, saidReady: boolean, checkNames: readonly string[]): void {
+    const ready = outcome.failedChecks.length === 0;
+    if (ready === this.#lastReady) return;
+    this.#lastReady = ready;
+    if (ready && !saidReady) this.#log.info({ checks: checkNames }, LOG_MESSAGES.allPassing);
   }
 
   #recordTables(scan: ListenerScan): void {
@@ -63,7 +99,12 @@ export class TransitionLog {
 /** What the upstream check's lines name: `path` for the HTTP check, `service` for the gRPC one (§13). */
 export type UpstreamTarget = { readonly path: string } | { readonly service: string };
 
-/** The upstream check's two states, each logged once when entered (the first probe included). */
+/**
+ * The upstream check's two states, each logged once when entered (the first probe included). The
+ * failing line carries the same `reason` as `?verbose` and `/readyz/upstream` (`status 503`,
+ * `status NOT_SERVING`, `grpc status 12`), and `status` or `err` for detail. Failing at start
+ * (the app not answering yet) is info like a listener missing at start; failing after it passed is a warning.
+ */
 export class UpstreamTransitionLog {
   readonly #log: Logger;
   readonly #target: UpstreamTarget;
@@ -76,8 +117,14 @@ export class UpstreamTransitionLog {
 
   record(outcome: ProbeOutcome): void {
     if (outcome.ok === this.#lastOk) return;
+    const starting = this.#lastOk === undefined;
     this.#lastOk = outcome.ok;
-    if (outcome.ok) this.#log.info({ ...this.#target }, LOG_MESSAGES.upstreamPassing);
-    else this.#log.warn({ ...this.#target, ...(outcome.status === undefined ? { err: outcome.err } : { status: outcome.status }) }, LOG_MESSAGES.upstreamFailing);
+    if (outcome.ok) {
+      this.#log.info({ ...this.#target }, LOG_MESSAGES.upstreamPassing);
+      return;
+    }
+    const fields = { ...this.#target, reason: outcome.reason, ...(outcome.status === undefined ? {} : { status: outcome.status }), ...(outcome.err === undefined ? {} : { err: outcome.err }) };
+    if (starting) this.#log.info(fields, LOG_MESSAGES.upstreamFailing);
+    else this.#log.warn(fields, LOG_MESSAGES.upstreamFailing);
   }
 }

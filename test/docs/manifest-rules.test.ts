@@ -2,7 +2,9 @@
 import t from "tap";
 import { parse } from "yaml";
 import { deployObjects, podsOf, readmePod, type KubeObject, type SourcedObject } from "./manifests.js";
-import { containerLimitProblems, podSecurityProblems, portProblems, timingProblems } from "./manifest-rules.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ambientOnlyProblems, containerLimitProblems, podSecurityProblems, portProblems, readinessProblems, timingProblems } from "./manifest-rules.js";
 
 const shipped = deployObjects();
 const pods = [...podsOf(shipped), ...podsOf([readmePod()])];
@@ -19,8 +21,17 @@ for (const pod of pods) {
     t.same(podSecurityProblems(pod.spec), [], 'Pod Security "restricted"');
     t.same(containerLimitProblems(pod.spec), [], "read-only root and a memory limit on every container");
     t.same(timingProblems(pod.spec), [], "probes fit the shutdown delay; the whole stop and a margin fit the grace period");
+    t.same(readinessProblems(pod.spec), [], "/readyz waits for the app: its port, or its health");
   });
 }
+
+t.test("every required 15008 says at its line that it is for Istio ambient only (without ambient no pod ever becomes ready)", async (t) => {
+  const root = join(import.meta.dirname, "../..");
+  for (const file of ["docs/deploy/deployment-entrypoint.yaml", "docs/deploy/deployment-grpc.yaml", "docs/deploy/deployment-sidecar.yaml", "README.md", "docs/kubernetes.md"]) {
+    t.same(ambientOnlyProblems(readFileSync(join(root, file), "utf8"), file), [], file);
+  }
+  t.same(ambientOnlyProblems("args:\n  # the mesh\n  - --readiness-required-listener=15008\n", "x"), ['x line 3: 15008 is required without "Istio ambient only" beside it: - --readiness-required-listener=15008'], "the rule finds an unmarked line");
+});
 
 t.test("Service targetPorts and PodMonitor ports resolve, file by file (each Service selects its own file's pods)", async (t) => {
   const files = new Set(shipped.map(({ source }) => source.split(" ")[0]!));
@@ -82,7 +93,9 @@ t.test("the rules find what they exist for", async (t) => {
     // The env variables count as the flags do: a 1 s delay from the env is shorter than the 4 s probe.
     ["a delay from the env", (pod) => ((pod.containers[0].args = ["--", "app"]), (pod.containers[0].env = [{ name: "READINESS_PROXY_SHUTDOWN_DELAY", value: "1s" }])), timingProblems, /= 4s > the 1s shutdown delay/],
     ["a timeout from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_SHUTDOWN_TIMEOUT", value: "30s" }]), timingProblems, /timeout 30s .* = 45s > terminationGracePeriodSeconds 35/],
-    ["a value the proxy refuses, from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_LOG_LEVEL", value: "loud" }]), timingProblems, /refuses its args: error: --log-level/],
+    // deployment-sidecar.yaml before issue 41: the app's port 8000 never required, so ready before the app listened.
+    ["a sidecar that waits for nothing of the app", (pod) => ((pod.containers[0].image = "registry.example/readiness-proxy:0.1.0"), (pod.containers[0].args = ["--shutdown-delay=5s"])), readinessProblems, /never waits for the app: require its port 8000/],
+    ["a value the proxy refuses, from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_LOG_LEVEL", value: "loud" }]), timingProblems, /refuses its args: error: READINESS_PROXY_LOG_LEVEL:/],
   ];
   for (const [name, breakIt, rule, expected] of cases) {
     const pod = podSpec(GOOD_POD);

@@ -134,3 +134,31 @@ export function timingProblems(pod: KubeObject): string[] {
   }
   return problems;
 }
+
+/**
+ * What /readyz waits for must include the app: the entrypoint form requires its loopback
+ * upstream's port by itself (when it runs an app and `--readiness-upstream-listener` is on); the
+ * sidecar form adds nothing, so its proxy must require the upstream's port or ask the app's health
+ * (an HTTP path or its gRPC health), else the pod is ready before (or without) the app.
+ */
+export function readinessProblems(pod: KubeObject): string[] {
+  return containersOf(pod)
+    .filter(isProxy)
+    .flatMap((proxy) => {
+      const config = proxyConfig(proxy);
+      const upstreamPort = Number(new URL(config.upstream.origin).port || 80);
+      const entrypointCovers = config.appCommand.length > 0 && config.upstreamListener === "auto";
+      const covered = entrypointCovers || config.requiredPorts.includes(upstreamPort) || config.upstreamHealthPath !== undefined || config.upstreamGrpcService !== undefined;
+      return covered ? [] : [`container ${proxy.name}: /readyz never waits for the app: require its port ${upstreamPort} or its health`];
+    });
+}
+
+/** Lines of a manifest's text (YAML args items: `- --readiness-required-listener=15008`) that require 15008 without saying, on that line or the two above, that it is for Istio ambient only. */
+export function ambientOnlyProblems(text: string, source: string): string[] {
+  const lines = text.split("\n");
+  return lines.flatMap((line, index) =>
+    /^\s*-\s*"?--readiness-required-listener=15008\b/.test(line) && !/ambient only/i.test(lines.slice(Math.max(0, index - 2), index + 1).join("\n"))
+      ? [`${source} line ${index + 1}: 15008 is required without "Istio ambient only" beside it: ${line.trim()}`]
+      : [],
+  );
+}

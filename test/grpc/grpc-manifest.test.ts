@@ -1,4 +1,4 @@
-// docs/deploy/deployment-grpc.yaml: the kubelet's gRPC probes on the proxy's port (readiness "", liveness and startup livez), args the proxy accepts, a numeric Service targetPort, the restricted security settings.
+// docs/deploy/deployment-grpc.yaml: the kubelet's gRPC probes on the proxy's port (readiness "", liveness and startup livez), the app's own health required, args the proxy accepts, HTTP/2 sizing, a numeric Service targetPort, the restricted security settings.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
@@ -18,6 +18,9 @@ t.test("deployment-grpc.yaml", async (t) => {
   const commandLine = parseCommandLine(proxy.args, {}, { writeOut: () => {}, writeErr: (text) => t.fail(text) });
   t.equal(commandLine.action, "run", "the proxy accepts its args");
   const port = commandLine.action === "run" ? commandLine.config.listen.port : 0;
+  // Without it the proxy's listener alone made the probe SERVING while every call failed UNAVAILABLE (issue 41).
+  t.equal(commandLine.action === "run" && commandLine.config.upstreamGrpcService, "", "readiness requires the app's own grpc.health.v1 for the whole server");
+  t.match(proxy.resources, { requests: { memory: "128Mi" }, limits: { memory: "256Mi" } }, "sized for HTTP/2's measured 116 MiB peak (docs/kubernetes.md, Memory), not HTTP/1.1's");
   t.same(proxy.readinessProbe.grpc, { port }, "readinessProbe: grpc on the proxy's port, service \"\" (= /readyz)");
   t.same(proxy.livenessProbe.grpc, { port, service: "livez" });
   t.same(proxy.startupProbe.grpc, { port, service: "livez" }, "startup on liveness: readiness waits for ports the app opens");

@@ -15,28 +15,30 @@ function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
   return { result, err };
 }
 
-t.test("the option: flag and env, \"\" kept as a service; with --readiness-upstream-path, one usage line and exit 2", async (t) => {
+t.test("the option: flag and env, \"\" kept as a service by the flag, an empty variable unset; with --readiness-upstream-path, one usage line and exit 2", async (t) => {
   for (const [argv, env, expected] of [
     [["--readiness-upstream-grpc-service", ""], {}, ""],
     [["--readiness-upstream-grpc-service=my.Service"], {}, "my.Service"],
-    [[], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "" }, ""],
+    // One rule for every variable: empty is unset (a Helm chart's blank value must not turn a check on).
+    [[], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "" }, undefined],
     [[], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "env.Service" }, "env.Service"],
     [[], {}, undefined],
   ] as const) {
     const { result } = run([...argv], env);
     t.equal(result.action === "run" ? result.config.upstreamGrpcService : "refused", expected, `${argv.join(" ")} ${JSON.stringify(env)}`);
   }
-  const both = 'error: --readiness-upstream-grpc-service: expected either it or --readiness-upstream-path, not both, got ""';
-  for (const [argv, env] of [
-    [["--readiness-upstream-grpc-service", "", "--readiness-upstream-path", "/ready"], {}],
-    [["--readiness-upstream-path", "/ready"], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "" }],
-    [["--readiness-upstream-grpc-service", ""], { READINESS_PROXY_UPSTREAM_PATH: "/ready" }],
+  const both = (source: string, value: string) => `error: ${source}: expected either it or --readiness-upstream-path, not both, got ${JSON.stringify(value)}`;
+  for (const [argv, env, message] of [
+    [["--readiness-upstream-grpc-service", "", "--readiness-upstream-path", "/ready"], {}, both("--readiness-upstream-grpc-service", "")],
+    [["--readiness-upstream-path", "/ready"], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "env.Service" }, both("READINESS_PROXY_UPSTREAM_GRPC_SERVICE", "env.Service")],
+    [["--readiness-upstream-grpc-service", ""], { READINESS_PROXY_UPSTREAM_PATH: "/ready" }, both("--readiness-upstream-grpc-service", "")],
   ] as const) {
     const { result, err } = run([...argv], env);
     t.same(result, { action: "exit", exitCode: 2 });
-    t.equal(err.trimEnd(), both);
+    t.equal(err.trimEnd(), message);
     t.notMatch(err, /\n.+\n/, "one line");
   }
+  t.equal(run(["--readiness-upstream-path", "/ready"], { READINESS_PROXY_UPSTREAM_GRPC_SERVICE: "" }).result.action, "run", "an empty variable is no second check");
 });
 
 t.test("the upstream check follows the app's gRPC health: verbose, /readyz/upstream, one line per transition naming the service", { skip: missing }, async (t) => {
@@ -61,7 +63,8 @@ t.test("the upstream check follows the app's gRPC health: verbose, /readyz/upstr
   const transitions = daemon.logs.records.filter((record) => record.msg === LOG_MESSAGES.upstreamFailing || record.msg === LOG_MESSAGES.upstreamPassing);
   t.match(transitions, [
     { level: 30, msg: LOG_MESSAGES.upstreamPassing, service: "" },
-    { level: 40, msg: LOG_MESSAGES.upstreamFailing, service: "", err: "status 2" },
+    // The reason ?verbose and /readyz/upstream show, word for word; a NOT_SERVING answer has no other detail.
+    { level: 40, msg: LOG_MESSAGES.upstreamFailing, service: "", reason: "status NOT_SERVING", err: undefined },
     { level: 30, msg: LOG_MESSAGES.upstreamPassing, service: "" },
   ]);
   t.equal(transitions.length, 3, "one line per transition, not per probe");
@@ -85,7 +88,8 @@ t.test("a dead app: connection refused, then the still-failing line names the ch
   await send(daemon.port, "/readyz");
   t.match(
     daemon.logs.records.filter((record) => record.msg === LOG_MESSAGES.upstreamFailing),
-    [{ level: 40, service: "my.Service", err: /ECONNREFUSED/ }],
+    // Failing from the first probe is a start, not a warning: the still-failing line below is the warning.
+    [{ level: 30, service: "my.Service", reason: "connection refused", err: /ECONNREFUSED/ }],
   );
   t.match(
     daemon.logs.records.filter((record) => record.msg === LOG_MESSAGES.stillFailing),

@@ -114,17 +114,29 @@ t.test("app images built on ours", { skip: unavailable }, async (t) => {
       const readiness = describe(readinessProbe);
       const readyzPath = readinessProbe.httpGet?.path ?? "/readyz";
       // In the entrypoint form the app's own port is required too: a result cached before busybox listened may still name it.
+      // A port the manifest requires that busybox listens on (the sidecar form's app port) is not missing.
+      const missing = manifest.requiredPorts.filter((port) => port !== manifest.upstreamPort);
       const notReady = await waitFor("/readyz missing only the required ports", 5_000, async () => {
         const reply = await get(readyzPath);
-        return reply.status === 503 && JSON.stringify((JSON.parse(reply.text) as { missingListeners?: number[] }).missingListeners) === JSON.stringify(manifest.requiredPorts) ? reply : undefined;
+        return reply.status === 503 && JSON.stringify((JSON.parse(reply.text) as { missingListeners?: number[] }).missingListeners) === JSON.stringify(missing) ? reply : undefined;
       });
-      if (readinessProbe.grpc) t.notOk(await passes(readinessProbe), `readinessProbe ${readiness}: NOT_SERVING while ${manifest.requiredPorts.join(", ")} do not listen`);
-      t.equal(notReady.status, 503, `readinessProbe ${readiness}: 503 while ${manifest.requiredPorts.join(", ")} do not listen`);
-      t.match(JSON.parse(notReady.text), { missingListeners: manifest.requiredPorts });
+      if (readinessProbe.grpc) t.notOk(await passes(readinessProbe), `readinessProbe ${readiness}: NOT_SERVING while ${missing.join(", ")} do not listen`);
+      t.equal(notReady.status, 503, `readinessProbe ${readiness}: 503 while ${missing.join(", ")} do not listen`);
+      t.match(JSON.parse(notReady.text), { missingListeners: missing });
       if (hasPython()) {
-        for (const port of manifest.requiredPorts) await (await holdPort(t, { family: 6, port, wrapper: inside })).listen();
-        await waitFor("readiness once the required ports listen", 10_000, async () => ((await passes(readinessProbe)) ? true : undefined));
-        t.pass(`readinessProbe ${readiness}: 200 once ${manifest.requiredPorts.join(", ")} listen in the pod's network namespace`);
+        for (const port of missing) await (await holdPort(t, { family: 6, port, wrapper: inside })).listen();
+        if (manifest.upstreamGrpcService !== undefined) {
+          // The app's own gRPC health is a check: busybox httpd has none, so every port listening is not enough.
+          const upstreamOnly = await waitFor("/readyz failing on the upstream check alone", 10_000, async () => {
+            const reply = await get("/readyz");
+            return reply.status === 503 && JSON.stringify((JSON.parse(reply.text) as { failedChecks?: string[] }).failedChecks) === '["upstream"]' ? reply : undefined;
+          });
+          t.equal(upstreamOnly.status, 503, `/readyz 503 on the upstream check alone once ${missing.join(", ")} listen: the app's health is not SERVING`);
+          t.notOk(await passes(readinessProbe), `readinessProbe ${readiness}: NOT_SERVING until the app's own grpc.health.v1 says SERVING`);
+        } else {
+          await waitFor("readiness once the required ports listen", 10_000, async () => ((await passes(readinessProbe)) ? true : undefined));
+          t.pass(`readinessProbe ${readiness}: 200 once ${missing.join(", ")} listen in the pod's network namespace`);
+        }
       } else {
         t.comment("not checked: /readyz turning 200 (needs python3 to open the required ports)");
       }

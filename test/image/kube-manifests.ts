@@ -34,6 +34,10 @@ export interface PlayableManifest {
   /** Its --listen port and the ports its --readiness-required-listener flags name. */
   readonly listenPort: number;
   readonly requiredPorts: number[];
+  /** The port of its --upstream, where the busybox stand-in listens. */
+  readonly upstreamPort: number;
+  /** Its --readiness-upstream-grpc-service, when the app's gRPC health is a check (busybox has none). */
+  readonly upstreamGrpcService: string | undefined;
   /** Whether readiness-proxy runs the app (after `--`), or sits beside it. */
   readonly form: "entrypoint" | "sidecar";
   readonly terminationGracePeriodSeconds: number;
@@ -111,6 +115,8 @@ export function playable(file: string, images: AppImages): PlayableManifest {
     proxy,
     listenPort: Number(/:(\d+)$/.exec(listen)?.[1]),
     requiredPorts: flag(proxy.args ?? [], "--readiness-required-listener").map(Number).sort((a, b) => a - b),
+    upstreamPort: Number(upstream.port || 80),
+    upstreamGrpcService: flag(proxy.args ?? [], "--readiness-upstream-grpc-service")[0],
     form: proxy.args?.includes("--") ? "entrypoint" : "sidecar",
     terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds ?? 30,
     changes,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import t from "tap";
 import { ListenerScanner, type TableReader } from "../../src/procfs/listener-scan.js";
 import { decideVerdict } from "../../src/readiness/verdict.js";
+import type { UpstreamListener } from "../../src/readiness/upstream-listener.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
 const REQUIRED = [15008];
@@ -16,6 +17,7 @@ const cases: Array<[string, number[], string[], string]> = [
   ["time-wait", [], [], "missing"],
   ["ipv4-mapped", [8000], [], "missing"],
   ["header-only", [], [], "missing"],
+  ["loopback-addresses", [8000, 8001, 15008], [], "present"],
   ["tcp6-missing", [8000, 15008], [], "present"],
   ["malformed-header", [], ["tcp"], "not enforced"],
   ["malformed-row", [], ["tcp"], "not enforced"],
@@ -40,6 +42,31 @@ for (const [fixture, ports, unreadable, state] of cases) {
     if (verdict.state === "missing") t.same(verdict.missing, REQUIRED);
   });
 }
+
+t.test("the upstream's own port at the address the proxy connects to, over the kernel's tables", async (t) => {
+  const v4: UpstreamListener = { port: 8000, hosts: ["127.0.0.1"] };
+  const v6: UpstreamListener = { port: 8000, hosts: ["::1"] };
+  const localhost: UpstreamListener = { port: 8000, hosts: ["127.0.0.1", "::1"] };
+  const cases: Array<[string, UpstreamListener, string, string[]?]> = [
+    ["loopback-addresses", v4, "missing", ["[::1]:8000"]], // python3 -m http.server --bind ::1 behind http://127.0.0.1:8000
+    ["loopback-addresses", v6, "present"],
+    ["loopback-addresses", localhost, "present"],
+    ["loopback-addresses", { port: 8001, hosts: ["127.0.0.1"] }, "missing", ["127.0.0.2:8001"]],
+    ["listen-tcp-only", v4, "present"], // 0.0.0.0
+    ["listen-tcp-only", v6, "missing", ["0.0.0.0:8000"]], // an IPv4 wildcard takes no IPv6 connection
+    ["ipv4-mapped", v4, "present"], // ::ffff:127.0.0.1
+    ["listen-tcp6-only", { port: 15008, hosts: ["127.0.0.1"] }, "present"], // dual-stack ::
+    ["header-only", v4, "missing"],
+  ];
+  for (const [fixture, upstream, state, unreachable] of cases) {
+    const scan = await new ListenerScanner({ procRoot: join(fixtures, fixture) }).scan();
+    const verdict = decideVerdict([upstream.port], scan, upstream);
+    t.equal(verdict.state, state, `${fixture}, upstream ${upstream.hosts.join(" or ")}`);
+    if (verdict.state === "missing") t.same(verdict.unreachable, unreachable, `${fixture}: where it does listen`);
+  }
+  const other = await new ListenerScanner({ procRoot: join(fixtures, "loopback-addresses") }).scan();
+  t.equal(decideVerdict([8000], other).state, "present", "a port the operator requires counts at any address");
+});
 
 t.test("an unreadable table contributes no ports, even ones it listed", async (t) => {
   // malformed-row's first row is broken (a three-digit port); its second is a clean LISTEN on 8000.

@@ -23,6 +23,7 @@ const expected: Record<string, { tcp: number[] | RegExp; tcp6: number[] | RegExp
   "time-wait": { tcp: [], tcp6: [] },
   "ipv4-mapped": { tcp: [], tcp6: [8000] },
   "header-only": { tcp: [], tcp6: [] },
+  "loopback-addresses": { tcp: [8001, 15008], tcp6: [8000] },
   "tcp6-missing": { tcp: [8000, 15008], tcp6: "absent" },
   "malformed-header": { tcp: /header is not the kernel's/, tcp6: [] },
   "malformed-row": { tcp: /row 1 is not in the kernel's format/, tcp6: [] },
@@ -57,6 +58,24 @@ for (const [name, want] of Object.entries(expected)) {
   });
 }
 
+t.test("each LISTEN port's addresses, as people write them", async (t) => {
+  const cases: Array<[string, "tcp" | "tcp6", Record<number, string[]>]> = [
+    ["listen-tcp-only", "tcp", { 15008: ["127.0.0.1"], 8000: ["0.0.0.0"] }],
+    ["listen-tcp6-only", "tcp6", { 15008: ["::"] }],
+    ["ipv4-mapped", "tcp6", { 8000: ["::ffff:127.0.0.1"] }],
+    ["loopback-addresses", "tcp", { 15008: ["127.0.0.1"], 8001: ["127.0.0.2"] }],
+    ["loopback-addresses", "tcp6", { 8000: ["::1"] }],
+    ["established-only", "tcp6", {}],
+  ];
+  for (const [fixture, table, want] of cases) {
+    const parse = parseTcpTable(readFileSync(join(fixtures, fixture, "net", table)));
+    t.ok(parse.readable);
+    if (parse.readable) t.same(Object.fromEntries(parse.listenAddresses), want, `${fixture} ${table}`);
+  }
+  const twice = parseTcpTable(Buffer.from(HEADER + row(0, "0100007F:1F40", "00000000:0000", "0A") + row(1, "00000000:1F40", "00000000:0000", "0A") + row(2, "0100007F:1F40", "0100007F:E4DA", "01")));
+  t.same(twice.readable && Object.fromEntries(twice.listenAddresses), { 8000: ["127.0.0.1", "0.0.0.0"] }, "one port on two addresses; an ESTABLISHED row adds none");
+});
+
 t.test("the same bytes give the same answer whatever the chunking", async (t) => {
   for (const name of ["listen-tcp-only", "listen-tcp6-only", "ipv4-mapped", "established-only", "malformed-row"]) {
     const bytes = readFileSync(join(fixtures, name, "net", name === "listen-tcp6-only" || name === "ipv4-mapped" ? "tcp6" : "tcp"));
@@ -64,7 +83,9 @@ t.test("the same bytes give the same answer whatever the chunking", async (t) =>
     for (const size of [1, 2, 3, 7, 13, 64, 149, 150, 151]) {
       const parser = new TcpTableParser();
       for (let offset = 0; offset < bytes.length; offset += size) parser.push(bytes.subarray(offset, offset + size));
-      t.same(ports(parser.finish()), whole, `${name} in chunks of ${size}`);
+      const parse = parser.finish();
+      t.same(ports(parse), whole, `${name} in chunks of ${size}`);
+      if (parse.readable && name === "ipv4-mapped") t.same(parse.listenAddresses.get(8000), ["::ffff:127.0.0.1"], `the address of a row cut in chunks of ${size}`);
     }
   }
 });

@@ -107,12 +107,89 @@ t.test("a sequence logs one line per transition", async (t) => {
       [LOG_MESSAGES.missing, null],
     ],
   );
-  t.match(records[0], { ports: [443, 15008], missing: [15008], level: 40 });
+  // Missing at start is how every pod starts (info); missing after present is a listener gone (warn).
+  t.match(records[0], { ports: [443, 15008], missing: [15008], level: 30 });
   t.match(records[1], { ports: [443, 15008], level: 30 });
+  t.match(records[2], { ports: [443, 15008], missing: [443, 15008], level: 40 });
   t.match(records[3], { table: "tcp6", err: "tcp6 broke" });
   t.match(records[4], { ports: [443, 15008], unreadableTables: ["tcp6"] });
   t.match(records[7], { err: /scan failed: scanner bug/ });
   t.equal(scanner.calls, steps.length);
+});
+
+t.test("no line says reporting ready while another check or the drain keeps /readyz at 503", async (t) => {
+  const { log, records } = captureLog();
+  const clock = new ManualClock();
+  const scanner = new ScriptedScanner();
+  const drain = { draining: false };
+  let appOk = false;
+  const upstream = { path: "/ready", probe: async () => (appOk ? { ok: true as const, status: 200 } : { ok: false as const, reason: "status 503", status: 503 }) };
+  const check = new ReadinessCheck({ requiredPorts: [8000], scanner, log, ttlMs: 1000, clock, upstream, drain });
+  // [listening, app ok, draining, the lines this run adds]
+  const steps: Array<[number[], boolean, boolean, string[]]> = [
+    [[], false, false, [LOG_MESSAGES.missing, LOG_MESSAGES.upstreamFailing]],
+    [[8000], false, false, [LOG_MESSAGES.presentOthersFailing]],
+    [[8000], true, false, [LOG_MESSAGES.upstreamPassing, LOG_MESSAGES.allPassing]],
+    [[8000], false, false, [LOG_MESSAGES.upstreamFailing]],
+    [[], true, false, [LOG_MESSAGES.missing, LOG_MESSAGES.upstreamPassing]],
+    [[8000], true, false, [LOG_MESSAGES.present]],
+    [[8000], true, true, []],
+    [[], true, true, [LOG_MESSAGES.missing]],
+    [[8000], true, true, [LOG_MESSAGES.presentOthersFailing]],
+  ];
+  for (const [ports, ok, draining, lines] of steps) {
+    const before = records.length;
+    scanner.next = seen(ports);
+    appOk = ok;
+    drain.draining = draining;
+    await check.check();
+    clock.time += 1000;
+    const added = records.slice(before);
+    t.same(added.map((record) => record.msg), lines, `listening ${JSON.stringify(ports)}, app ${ok ? "ok" : "failing"}${draining ? ", draining" : ""}`);
+    const answers200 = ports.length === 1 && ok && !draining;
+    if (!answers200) t.notOk(added.some((record) => record.msg.includes("reporting ready")), "no reporting ready line while /readyz is 503");
+  }
+  t.match(records.find((record) => record.msg === LOG_MESSAGES.presentOthersFailing), { ports: [8000], failedChecks: ["upstream"], level: 30 });
+  t.match(records.findLast((record) => record.msg === LOG_MESSAGES.presentOthersFailing), { failedChecks: ["shutdown"] });
+  t.match(records.find((record) => record.msg === LOG_MESSAGES.allPassing), { checks: ["listener-8000", "upstream", "shutdown"], level: 30 });
+  const failing = records.filter((record) => record.msg === LOG_MESSAGES.upstreamFailing);
+  t.match(failing, [
+    { level: 30, path: "/ready", reason: "status 503", status: 503 },
+    { level: 40, path: "/ready", reason: "status 503", status: 503 },
+  ], "failing at start is info, failing after passing a warning; the reason as ?verbose says it");
+});
+
+t.test("the upstream's own port counts only where the proxy reaches it, and the lines name where it does listen", async (t) => {
+  const { log, records } = captureLog();
+  const clock = new ManualClock();
+  const scanner = new ScriptedScanner();
+  const check = new ReadinessCheck({ requiredPorts: [8000, 15008], scanner, log, ttlMs: 1000, clock, warnAfterMs: 2000, upstreamListener: { port: 8000, hosts: ["127.0.0.1"] } });
+  const at = (sockets: Array<[number, string]>): ListenerScan => ({
+    listeningPorts: new Set(sockets.map(([port]) => port)),
+    listenAddresses: new Map(sockets.map(([port, address]) => [port, [address]])),
+    unreadableTables: [],
+  });
+  const steps: Array<[ListenerScan, string, string[]]> = [
+    [at([[15008, "::"]]), "missing", ["listener-8000"]],
+    [at([[15008, "::"], [8000, "::1"]]), "missing", ["listener-8000"]],
+    [at([[15008, "::"], [8000, "::1"]]), "missing", ["listener-8000"]],
+    [at([[15008, "::"], [8000, "127.0.0.1"]]), "present", []],
+  ];
+  for (const [scan, state, failed] of steps) {
+    scanner.next = scan;
+    const report = await check.check();
+    t.equal(report.verdict.state, state);
+    t.same(report.checks.filter((result) => !result.ok).map((result) => [result.name, "reason" in result && result.reason]), failed.map((name) => [name, "not listening"]), "the public reason stays not listening");
+    clock.time += 1000;
+  }
+  const lines = records.filter((record) => record.msg === LOG_MESSAGES.missing || record.msg === LOG_MESSAGES.stillFailing || record.msg === LOG_MESSAGES.present);
+  t.match(lines, [
+    { msg: LOG_MESSAGES.missing, level: 30, missing: [8000] },
+    { msg: LOG_MESSAGES.missing, level: 40, missing: [8000], unreachable: ["[::1]:8000"] },
+    { msg: LOG_MESSAGES.stillFailing, level: 40, check: "listener-8000", missing: [8000], listening: [8000, 15008], unreachable: ["[::1]:8000"] },
+    { msg: LOG_MESSAGES.present },
+  ]);
+  t.notOk("unreachable" in lines[0]!, "not listening at all: nothing to name");
 });
 
 t.test("the cache bounds scans however many callers", async (t) => {
