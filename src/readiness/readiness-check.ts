@@ -2,7 +2,7 @@
 import type { Logger } from "pino";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
-import { UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
+import { MAINTENANCE_CHECK, UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
 import { StillFailingLog } from "./still-failing.js";
 import { TransitionLog, UpstreamTransitionLog } from "./transitions.js";
 import type { ProbeOutcome } from "./upstream-probe.js";
@@ -39,6 +39,8 @@ export interface ReadinessCheckOptions {
   /** --readiness-warn-after; undefined: never. */
   readonly warnAfterMs?: number;
   readonly observer?: ReadinessObserver;
+  /** The admin listener's `maintenance` check exists (read live by /readyz, not run here): first among the names. */
+  readonly maintenanceCheck?: boolean;
 }
 
 /** Nothing required: always ready, and no scan or probe is ever made. */
@@ -47,12 +49,12 @@ const NOTHING_REQUIRED: ReadinessReport = { verdict: { state: "present", ready: 
 /** Answers "is every check passing?" at most one scan and one probe per TTL, however many callers. */
 export class ReadinessCheck {
   readonly #cache: CachedCheck<ReadinessReport> | undefined;
-  /** Every configured check's name, `shutdown` last. */
+  /** Every configured check's name, `maintenance` first when there is one, `shutdown` last. */
   readonly names: readonly string[];
 
   constructor(options: ReadinessCheckOptions) {
     const { requiredPorts, upstream } = options;
-    this.names = checkNames(requiredPorts, upstream !== undefined);
+    this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, upstream !== undefined)];
     if (requiredPorts.length === 0 && upstream === undefined) return;
     const clock = options.clock ?? systemClock;
     const run = createRun(options, clock);
