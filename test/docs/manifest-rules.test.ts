@@ -2,7 +2,7 @@
 import t from "tap";
 import { parse } from "yaml";
 import { deployObjects, podsOf, readmePod, type KubeObject, type SourcedObject } from "./manifests.js";
-import { containerLimitProblems, podSecurityProblems, portProblems, timingProblems } from "./manifest-rules.js";
+import { containerLimitProblems, drainHookProblems, podSecurityProblems, portProblems, timingProblems } from "./manifest-rules.js";
 
 const shipped = deployObjects();
 const pods = [...podsOf(shipped), ...podsOf([readmePod()])];
@@ -19,8 +19,21 @@ for (const pod of pods) {
     t.same(podSecurityProblems(pod.spec), [], 'Pod Security "restricted"');
     t.same(containerLimitProblems(pod.spec), [], "read-only root and a memory limit on every container");
     t.same(timingProblems(pod.spec), [], "probes fit the shutdown delay; the whole stop and a margin fit the grace period");
+    t.same(drainHookProblems(pod.spec), [], "the native sidecar form's drain hooks are whole (or absent)");
   });
 }
+
+t.test("the shipped native sidecar manifest stops in the order of CONTRACT §14", async (t) => {
+  const sidecar = pods.find((pod) => pod.source.startsWith("docs/deploy/deployment-sidecar.yaml"))!.spec;
+  const proxy = sidecar.initContainers.find((container: KubeObject) => container.name === "readiness-proxy");
+  const app = sidecar.containers.find((container: KubeObject) => container.name === "app");
+  t.same(proxy.lifecycle.preStop, { exec: { command: ["/readiness-proxy", "drain"] } }, "the sidecar's preStop begins the drain");
+  t.same(app.lifecycle.preStop, { httpGet: { path: "/wait-for-drain", port: 8080 } }, "the app's preStop waits for it");
+  t.equal(proxy.startupProbe.httpGet.path, "/readyz/listener-15008", "the app starts once the mesh's port listens");
+  // Written beside terminationGracePeriodSeconds: delay + timeout + the app's own stop + margin.
+  t.equal(sidecar.terminationGracePeriodSeconds, 30);
+  t.same(timingProblems({ ...sidecar, terminationGracePeriodSeconds: 25 }), ["container readiness-proxy: delay 6s + timeout 10s + app stop 5s + margin 5s = 26s > terminationGracePeriodSeconds 25"], "the budget counts the app's stop after the drain");
+});
 
 t.test("Service targetPorts and PodMonitor ports resolve, file by file (each Service selects its own file's pods)", async (t) => {
   const files = new Set(shipped.map(({ source }) => source.split(" ")[0]!));
@@ -84,6 +97,7 @@ t.test("the rules find what they exist for", async (t) => {
     ["a timeout from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_SHUTDOWN_TIMEOUT", value: "30s" }]), timingProblems, /timeout 30s .* = 45s > terminationGracePeriodSeconds 35/],
     ["a value the proxy refuses, from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_LOG_LEVEL", value: "loud" }]), timingProblems, /refuses its args: error: --log-level/],
   ];
+  cases.push(...drainHookCases());
   for (const [name, breakIt, rule, expected] of cases) {
     const pod = podSpec(GOOD_POD);
     breakIt(pod);
@@ -96,6 +110,26 @@ t.test("the rules find what they exist for", async (t) => {
     t.match(found, expected, name);
   }
 });
+
+/** The native sidecar form's hooks, each half of them missing or wrong (on the shipped sidecar pod). */
+function drainHookCases(): Array<[string, (pod: KubeObject) => void, (pod: KubeObject) => string[], RegExp]> {
+  const sidecarPod = () => structuredClone(pods.find((pod) => pod.source.startsWith("docs/deploy/deployment-sidecar.yaml"))!.spec);
+  const proxyOf = (pod: KubeObject) => pod.initContainers[0];
+  const appOf = (pod: KubeObject) => pod.containers[0];
+  const onSidecar = (breakIt: (pod: KubeObject) => void) => (pod: KubeObject) => {
+    Object.keys(pod).forEach((key) => delete pod[key]);
+    Object.assign(pod, sidecarPod());
+    breakIt(pod);
+  };
+  return [
+    ["the app waits for a drain nobody begins", onSidecar((pod) => delete proxyOf(pod).lifecycle), drainHookProblems, /app: preStop waits for a drain \(\/wait-for-drain\) that no sidecar's preStop/],
+    ["the sidecar drains but the app does not wait", onSidecar((pod) => delete appOf(pod).lifecycle), drainHookProblems, /readiness-proxy: preStop drains, but no app container's preStop waits/],
+    ["drain without an admin listener", onSidecar((pod) => delete proxyOf(pod).env), drainHookProblems, /drain without --admin-listen/],
+    ["drain with no delay", onSidecar((pod) => (proxyOf(pod).args = proxyOf(pod).args.map((arg: string) => (arg.startsWith("--shutdown-delay") ? "--shutdown-delay=0s" : arg)))), drainHookProblems, /--shutdown-delay 0s/],
+    ["the hook on a named port", onSidecar((pod) => (appOf(pod).lifecycle.preStop.httpGet.port = "http")), drainHookProblems, /port http is no proxy's --listen port/],
+    ["the budget without the app's stop", onSidecar((pod) => (pod.terminationGracePeriodSeconds = 21)), timingProblems, /app stop 5s .* = 26s > terminationGracePeriodSeconds 21/],
+  ];
+}
 
 t.test("a Service that targets a sidecar's named port, and a PodMonitor port nobody declares, are caught", async (t) => {
   const objects: SourcedObject[] = parse(`
