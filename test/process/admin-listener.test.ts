@@ -131,6 +131,8 @@ t.test("POST /drain: draining without a stop; a later SIGTERM does not wait the 
   t.equal(drain.code, 0, drain.stderr);
   t.same(JSON.parse(drain.stdout), { draining: true });
   t.match(await daemon.waitForLog("draining"), { reason: "POST /drain", shutdownDelayMs: 1000 });
+  // Over HTTP/2 too (one implementation for both protocols): a stream opened before the GOAWAY finishes with its answer.
+  const h2Waited = h2Request(session, { ":path": "/wait-for-drain" });
   const again = await send(adminPort, "/drain", { method: "POST" });
   t.same([again.status, again.json()], [202, { draining: true }], "again: the same");
   const readyz = await send(daemon.port, "/readyz");
@@ -139,6 +141,8 @@ t.test("POST /drain: draining without a stop; a later SIGTERM does not wait the 
   t.same([late.status, late.text(), late.headers.connection], [200, "app GET /late", "close"], "late requests still served, with Connection: close");
 
   t.ok((await goaway) - drainedAt >= 900, "HTTP/2 clients get GOAWAY after the delay");
+  const h2Answer = await h2Waited;
+  t.same([h2Answer.status, JSON.parse(h2Answer.body.toString())], [200, { drained: true }], "/wait-for-drain over HTTP/2");
   const waited = await send(daemon.port, "/wait-for-drain");
   t.same([waited.status, waited.json()], [200, { drained: true }]);
   t.equal(daemon.child.exitCode, null, "the process does not exit");
