@@ -31,9 +31,7 @@ import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
 import { MaintenanceMode } from "./admin/maintenance.js";
 import { describeStatus } from "./admin/status.js";
-import { waitForListeners } from "./app/start-gate.js";
-import { formatDuration } from "./config/duration.js";
-import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "./errors.js";
+import { holdAppStart } from "./app/start-gate.js";
 import { InFlightRequests } from "./http/in-flight.js";
 import { WaitForDrain } from "./http/wait-for-drain.js";
 import { MAINTENANCE_CHECK } from "./readiness/check-results.js";
@@ -246,13 +244,11 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   /** --app-start-wait: the app starts once the operator's ports listen; when the wait runs out, anyway (warn) or never (fatal, exit 1). */
   const holdTheApp = async () => {
     holdingApp = true;
-    const missing = await waitForListeners({ ports: config.requiredPorts, check: () => readiness.check(), ttlMs: config.cacheTtlMs, waitMs: config.appStartWaitMs, log });
-    holdingApp = false;
-    if (missing.length === 0) return;
-    if (config.appStartWaitFatal) {
-      throw new ReadinessProxyError(ERROR_CODES.appStartWait, `required listeners still missing after ${formatDuration(config.appStartWaitMs)}: ${missing.join(", ")}`, EXIT_CODES.runtime);
+    try {
+      await holdAppStart({ ports: config.requiredPorts, check: () => readiness.check(), ttlMs: config.cacheTtlMs, waitMs: config.appStartWaitMs, fatal: config.appStartWaitFatal, log });
+    } finally {
+      holdingApp = false;
     }
-    log.warn({ missing }, "required listeners still missing; starting the app");
   };
   return {
     server,

@@ -1,5 +1,7 @@
 // The start gate of the entrypoint form (CONTRACT §14, --app-start-wait): the app starts only once the operator's required ports listen, or when the wait runs out.
 import type { Logger } from "pino";
+import { formatDuration } from "../config/duration.js";
+import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "../errors.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
 
 /** Time and timers, injected so tests advance them by hand. */
@@ -57,4 +59,19 @@ export async function waitForListeners(options: StartGateOptions): Promise<numbe
     if (left <= 0) return missing;
     await new Promise<void>((resolve) => clock.setTimeout(resolve, Math.min(left, Math.max(ttlMs + EXPIRY_SLACK_MS, MIN_POLL_MS))));
   }
+}
+
+/**
+ * The gate as the daemon runs it: resolves when the app may start (every port listens, or the
+ * wait ran out: then the warn line `required listeners still missing; starting the app`); with
+ * `fatal`, a wait that runs out rejects with `required listeners still missing after <d>: <ports>`
+ * (exit 1), and the app is never started.
+ */
+export async function holdAppStart(options: StartGateOptions & { readonly fatal: boolean }): Promise<void> {
+  const missing = await waitForListeners(options);
+  if (missing.length === 0) return;
+  if (options.fatal) {
+    throw new ReadinessProxyError(ERROR_CODES.appStartWait, `required listeners still missing after ${formatDuration(options.waitMs)}: ${missing.join(", ")}`, EXIT_CODES.runtime);
+  }
+  options.log.warn({ missing }, "required listeners still missing; starting the app");
 }
