@@ -116,7 +116,7 @@ t.test("maintenance: on, off and expiry through the listener and the binary; sho
 t.test("POST /drain: draining without a stop; a later SIGTERM does not wait the delay again; the main listener's POST /drain is the app's", { skip }, async (t) => {
   const upstreamPort = await startUpstream(t);
   const adminPort = await closedPort();
-  const daemon = await spawnDaemon(t, binary.command, ["--upstream", `http://127.0.0.1:${upstreamPort}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--shutdown-delay", "1s"]);
+  const daemon = await spawnDaemon(t, binary.command, ["--upstream", `http://127.0.0.1:${upstreamPort}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--shutdown-delay", "1s", "--access-log"]);
   // Security: only the admin listener can start a drain.
   const outside = await send(daemon.port, "/drain", { method: "POST" });
   t.same([outside.status, outside.text()], [200, "app POST /drain"], "POST /drain on the main listener goes to the app");
@@ -155,6 +155,9 @@ t.test("POST /drain: draining without a stop; a later SIGTERM does not wait the 
   t.equal(await daemon.exited, 0);
   t.ok(Date.now() - signalledAt < 1000, "SIGTERM finished the shutdown without a second delay");
   t.equal(daemon.records.filter((record) => record.msg === "draining").length, 1, "draining logged once");
+  const accessPaths = daemon.records.filter((record) => record.msg === "request").map((record) => record.path);
+  t.ok(accessPaths.includes("/late"), "proxied requests are in the access log");
+  t.notOk(accessPaths.includes("/wait-for-drain"), "/wait-for-drain is a health path: not in the access log");
   t.match(daemon.records.at(-1), { msg: "stopped" });
 });
 
