@@ -2,39 +2,11 @@
 import t from "tap";
 import { MaintenanceMode, type MaintenanceClock } from "../../src/admin/maintenance.js";
 import { captureLog } from "../helpers/log-capture.js";
-
-class ManualClock implements MaintenanceClock {
-  time = Date.parse("2026-01-01T00:00:00.000Z");
-  #timers = new Map<number, { at: number; run: () => void }>();
-  #next = 1;
-  now(): number {
-    return this.time;
-  }
-  setTimeout(run: () => void, ms: number): unknown {
-    const id = this.#next++;
-    this.#timers.set(id, { at: this.time + ms, run });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.#timers.delete(handle as number);
-  }
-  get pending(): number {
-    return this.#timers.size;
-  }
-  advance(ms: number): void {
-    this.time += ms;
-    for (const [id, timer] of [...this.#timers]) {
-      if (timer.at <= this.time) {
-        this.#timers.delete(id);
-        timer.run();
-      }
-    }
-  }
-}
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 function setUp() {
   const logs = captureLog();
-  const clock = new ManualClock();
+  const clock: MaintenanceClock & ManualTimers = new ManualTimers(Date.parse("2026-01-01T00:00:00.000Z"));
   let changes = 0;
   const mode = new MaintenanceMode({ log: logs.log, clock, onChange: () => changes++ });
   return { logs, clock, mode, changes: () => changes };

@@ -2,31 +2,12 @@
 import t from "tap";
 import { InFlightRequests } from "../../src/http/in-flight.js";
 import { DRAIN_BEGIN_WAIT_MS, WaitForDrain, type Timers } from "../../src/http/wait-for-drain.js";
-import { deferred } from "../helpers/test-doubles.js";
+import { deferred, ManualTimers as BaseTimers } from "../helpers/test-doubles.js";
 
-/** Timers moved by hand: `advance` fires what is due, in order. */
-class ManualTimers implements Timers {
-  now = 0;
-  #next = 1;
-  readonly #pending = new Map<number, { at: number; run: () => void }>();
-  setTimeout(run: () => void, ms: number): unknown {
-    const id = this.#next++;
-    this.#pending.set(id, { at: this.now + ms, run });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.#pending.delete(handle as number);
-  }
-  get pending(): number {
-    return this.#pending.size;
-  }
-  async advance(ms: number): Promise<void> {
-    this.now += ms;
-    for (const [id, timer] of [...this.#pending].sort((a, b) => a[1].at - b[1].at)) {
-      if (timer.at > this.now) continue;
-      this.#pending.delete(id);
-      timer.run();
-    }
+/** ManualTimers whose advance also lets the promises it settled run. */
+class ManualTimers extends BaseTimers implements Timers {
+  async tick(ms: number): Promise<void> {
+    this.advance(ms);
     await flush();
   }
 }
@@ -53,9 +34,9 @@ t.test("the contract's 5 s", async (t) => {
 t.test("no drain begins: {drained:false} after 5 s, not before (an app restarted alone is never held)", async (t) => {
   const { timers, answers, ask } = setUp();
   ask();
-  await timers.advance(4_999);
+  await timers.tick(4_999);
   t.same(answers, []);
-  await timers.advance(1);
+  await timers.tick(1);
   t.same(answers, ['200 {"drained":false}']);
   t.equal(timers.pending, 0, "no timer left behind");
 });
@@ -64,7 +45,7 @@ t.test("a drain that begins within the 5 s: answered once its delay passed and t
   const { began, delay, timers, inFlight, answers, ask } = setUp();
   const before = inFlight.begin();
   ask();
-  await timers.advance(2_000);
+  await timers.tick(2_000);
   began.resolve();
   await flush();
   const during = inFlight.begin();
@@ -88,9 +69,9 @@ t.test("requests that outlast --shutdown-timeout: {drained:false} after it, neve
   delay.resolve();
   ask();
   await flush();
-  await timers.advance(19_999);
+  await timers.tick(19_999);
   t.same(answers, []);
-  await timers.advance(1);
+  await timers.tick(1);
   t.same(answers, ['200 {"drained":false}']);
 });
 
