@@ -2,6 +2,7 @@
 import { request } from "node:http";
 import { formatListenAddress, parseAdminListen, type ListenAddress } from "../config/listen-address.js";
 import { parseDurationOption } from "../config/option-values.js";
+import { maintenanceDurationProblem } from "./maintenance.js";
 import { errorCode, EXIT_CODES, ReadinessProxyError, ERROR_CODES, usageError } from "../errors.js";
 
 /** Where the command writes; tests capture it. */
@@ -86,8 +87,8 @@ export function parseAdminCommand(argv: readonly string[], env: NodeJS.ProcessEn
   let adminRequest: AdminRequest;
   if (command === "maintenance" && (sub === "on" || sub === "off") && extra.length === 0) {
     if (sub === "off" && forText !== undefined) throw usageError("--for", "expected only with maintenance on", forText);
-    const forMs = forText === undefined ? undefined : parseDurationOption("--for", forText);
-    if (forMs === 0) throw usageError("--for", "expected a duration above 0", forText);
+    const problem = forText === undefined ? undefined : maintenanceDurationProblem(parseDurationOption("--for", forText));
+    if (problem !== undefined) throw usageError("--for", problem, forText);
     adminRequest = sub === "off" ? { method: "DELETE", path: "/maintenance" } : { method: "POST", path: forText === undefined ? "/maintenance" : `/maintenance?for=${encodeURIComponent(forText)}` };
   } else if ((command === "drain" || command === "status") && sub === undefined) {
     if (forText !== undefined) throw usageError("--for", "expected only with maintenance on", forText);

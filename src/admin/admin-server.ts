@@ -5,7 +5,7 @@ import type { ListenAddress } from "../config/listen-address.js";
 import { parseDuration } from "../config/duration.js";
 import { listen } from "../http/listen.js";
 import type { AdminStatus } from "./status.js";
-import type { MaintenanceMode } from "./maintenance.js";
+import { maintenanceDurationProblem, type MaintenanceMode } from "./maintenance.js";
 
 /** What the admin listener acts on (the daemon wires them). */
 export interface AdminActions {
@@ -51,7 +51,8 @@ async function route(actions: AdminActions, request: IncomingMessage, response: 
   if (url.pathname === "/maintenance" && method === "POST") {
     const text = url.searchParams.get("for");
     const forMs = text === null ? undefined : parseDuration(text);
-    if (forMs === 0 || forMs === undefined && text !== null) return answer(response, 400, { error: `for: expected a duration above 0 like 30s or 10m, got ${JSON.stringify(text)}` });
+    const problem = text === null ? undefined : maintenanceDurationProblem(forMs);
+    if (problem !== undefined) return answer(response, 400, { error: `for: ${problem}, got ${JSON.stringify(text)}` });
     actions.maintenance.turnOn(forMs);
     return answer(response, 200, { maintenance: true, until: actions.maintenance.until });
   }

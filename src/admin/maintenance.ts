@@ -15,6 +15,15 @@ const SYSTEM_CLOCK: MaintenanceClock = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** The longest `--for`: 24 days, under a timer's 2^31 ms limit (longer, node fires it at once). Longer than that is "until off". */
+export const MAX_MAINTENANCE_MS = 576 * 3_600_000;
+
+/** A `for` duration as given (`30m`), or why not: above 0 and at most {@link MAX_MAINTENANCE_MS}. */
+export function maintenanceDurationProblem(ms: number | undefined): string | undefined {
+  if (ms === undefined || ms <= 0 || ms > MAX_MAINTENANCE_MS) return "expected a duration above 0 and at most 576h, like 30s or 10m";
+  return undefined;
+}
+
 export interface MaintenanceOptions {
   readonly log: Logger;
   readonly clock?: MaintenanceClock;

@@ -103,7 +103,10 @@ t.test("maintenance: on, off and expiry through the listener and the binary; sho
 
   // The listener's refusals.
   const badFor = await send(adminPort, "/maintenance?for=soon", { method: "POST" });
-  t.same([badFor.status, badFor.json()], [400, { error: 'for: expected a duration above 0 like 30s or 10m, got "soon"' }]);
+  t.same([badFor.status, badFor.json()], [400, { error: 'for: expected a duration above 0 and at most 576h, like 30s or 10m, got "soon"' }]);
+  // Past a timer's 2^31 ms node would fire the expiry at once: refused rather than ended early.
+  const tooLong = await send(adminPort, "/maintenance?for=1000h", { method: "POST" });
+  t.same([tooLong.status, tooLong.json()], [400, { error: 'for: expected a duration above 0 and at most 576h, like 30s or 10m, got "1000h"' }]);
   for (const [method, path] of [["GET", "/drain"], ["GET", "/"], ["POST", "/status"], ["PUT", "/maintenance"]] as const) {
     const reply = await send(adminPort, path, { method });
     t.same([reply.status, reply.json()], [404, { error: "not found" }], `${method} ${path}`);
@@ -173,6 +176,7 @@ t.test("the commands: refused connection, usage errors, --help", { skip }, async
     [["maintenance", "sideways", "--admin-listen", "127.0.0.1:1"], 'error: maintenance: expected on or off, got "sideways"\n'],
     [["maintenance", "on", "--for", "5", "--admin-listen", "127.0.0.1:1"], 'error: --for: expected a duration like 500ms, 1s or 1m30s, got "5"\n'],
     [["maintenance", "off", "--for", "5s", "--admin-listen", "127.0.0.1:1"], 'error: --for: expected only with maintenance on, got "5s"\n'],
+    [["maintenance", "on", "--for", "0s", "--admin-listen", "127.0.0.1:1"], 'error: --for: expected a duration above 0 and at most 576h, like 30s or 10m, got "0s"\n'],
     [["status", "--verbose", "--admin-listen", "127.0.0.1:1"], "error: unknown option '--verbose'\n"],
     [["drain", "now", "--admin-listen", "127.0.0.1:1"], 'error: readiness-proxy: expected drain, maintenance on|off or status, got "drain now"\n'],
     [["drain", "--admin-listen", "0.0.0.0:9901"], 'error: --admin-listen: expected a loopback address (127.0.0.0/8, [::1] or localhost), got "0.0.0.0:9901"\n'],
