@@ -5,6 +5,7 @@ import { join } from "node:path";
 import t, { type Test } from "tap";
 import { deployObjects, podsOf, type KubeObject } from "../docs/manifests.js";
 import { send } from "../helpers/http-client.js";
+import { h2Connect, h2Request } from "../helpers/h2.js";
 import { BINARY, BUILT_ARTIFACTS, spawnDaemon } from "../helpers/spawn-daemon.js";
 import { closedPort, deferred } from "../helpers/test-doubles.js";
 
@@ -19,13 +20,15 @@ const appContainer: KubeObject = pod.containers[0];
 
 /**
  * The sidecar's args as this machine can run them: its own listen and upstream ports, no mesh or
- * second app port to require, and a 1 s delay instead of the manifest's 6 s (the order is what is
- * tested; the manifest's values are checked by test/docs/manifest-rules.test.ts). The rest as shipped.
+ * second app port to require, a 1 s delay instead of the manifest's 6 s (the order is what is
+ * tested; the manifest's values are checked by test/docs/manifest-rules.test.ts), HTTP/1.1 to the
+ * stand-in app. The rest as shipped.
  */
 function sidecarArgs(upstreamPort: number): string[] {
   const dropped = ["--listen", "--upstream", "--readiness-required-listener", "--metrics-listen", "--shutdown-delay"];
   const kept = (sidecar.args as string[]).filter((arg) => !dropped.some((flag) => arg.startsWith(flag)));
-  return [...kept, "--listen", "127.0.0.1:0", "--upstream", `http://127.0.0.1:${upstreamPort}`, "--shutdown-delay", "1s"];
+  // The stand-in app speaks HTTP/1.1 only: HTTP/2 clients are relayed to it as HTTP/1.1.
+  return [...kept, "--listen", "127.0.0.1:0", "--upstream", `http://127.0.0.1:${upstreamPort}`, "--shutdown-delay", "1s", "--upstream-protocol", "http1"];
 }
 
 /** The sidecar's env from the manifest, with the admin listener moved to a free port. */
@@ -91,7 +94,7 @@ t.test("the shipped manifest's hooks, run as the kubelet runs them under load: z
   const env = sidecarEnv(t, adminPort);
   const proxy = await spawnDaemon(t, binary.command, sidecarArgs(appPort), { env });
 
-  // Steady bounded load: 4 clients, each request 10-60 ms at the app, until the endpoints drop the
+  // Steady bounded load: 4 HTTP/1.1 clients, each request 10-60 ms at the app, until the endpoints drop the
   // pod: new requests stop 500 ms (propagation, within the 1 s delay) after /readyz said 503 to the prober below.
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   t.teardown(() => agent.destroy());
@@ -101,7 +104,17 @@ t.test("the shipped manifest's hooks, run as the kubelet runs them under load: z
   const client = async (index: number) => {
     for (let n = 0; !endpointsRemoved && n < 1_000 && Date.now() < deadline; n++) results.push(await get(agent, proxy.port, `/work?ms=${10 + ((index * 17 + n * 13) % 50)}`));
   };
-  const clients = [0, 1, 2, 3].map(client);
+  // And one HTTP/2 client (gRPC-like: one long-lived connection), which hears GOAWAY only after the delay.
+  const session = h2Connect(t, proxy.port);
+  let h2Requests = 0;
+  const h2Client = async () => {
+    for (let n = 0; !endpointsRemoved && n < 1_000 && Date.now() < deadline; n++) {
+      const answer = await h2Request(session, { ":path": `/work?ms=${10 + ((n * 13) % 50)}` });
+      h2Requests++;
+      results.push({ status: answer.status, ...(answer.rstCode === 0 ? {} : { error: `RST_STREAM ${answer.rstCode}` }), endedAt: Date.now() });
+    }
+  };
+  const clients = [...[0, 1, 2, 3].map(client), h2Client()];
   while (results.length < 40) await new Promise((resolve) => setTimeout(resolve, 20));
   // A long request in flight when the drain begins, outlasting the delay: the app must answer it before its SIGTERM.
   const long = get(agent, proxy.port, "/work?ms=1800");
@@ -150,6 +163,7 @@ t.test("the shipped manifest's hooks, run as the kubelet runs them under load: z
   const failed = results.filter((result) => result.status !== 200);
   t.same(failed, [], `zero failed requests of ${results.length}`);
   t.ok(results.length >= 40, `load ran: ${results.length} requests`);
+  t.ok(h2Requests > 0, `${h2Requests} of them over HTTP/2`);
   t.ok(results.filter((result) => result.endedAt > terminationAt).length > 0, "requests kept coming during the drain's delay");
   t.equal(longResult.status, 200, "the request in flight at the drain's start was answered");
   t.equal(appGotSignal.signal, "SIGTERM");
