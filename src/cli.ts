@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from "commander";
 import type { Config } from "./config/config.js";
 import { formatDuration } from "./config/duration.js";
 import { unknownVariables } from "./config/environment-check.js";
+import { formatListenAddress } from "./config/listen-address.js";
 import { envName, flagName, LIMITER_OPTIONS, OPTIONS, type OptionFields, type OptionSpec } from "./config/option-table.js";
 import { parseSwitchOption } from "./config/option-values.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError, usageError } from "./errors.js";
@@ -28,6 +29,14 @@ export interface CommandLineOutput {
   writeErr(text: string): void;
 }
 
+/** The commands that talk to a running proxy's admin listener (src/admin/admin-command.ts, loaded only for them). */
+export const ADMIN_COMMANDS: readonly string[] = ["drain", "maintenance", "status"];
+
+/** Whether `argv` (without node and script) is one of {@link ADMIN_COMMANDS} rather than a daemon's command line. */
+export function isAdminCommand(argv: readonly string[]): boolean {
+  return argv[0] !== undefined && ADMIN_COMMANDS.includes(argv[0]);
+}
+
 /** Separates the app's command line (entrypoint form) from ours. */
 const APP_SEPARATOR = "--";
 
@@ -44,7 +53,16 @@ export function buildProgram(output: CommandLineOutput): Command {
   for (const spec of OPTIONS) program.addOption(commanderOption(spec));
   return program
     .usage("[options] [-- <command> [args...]]")
-    .addHelpText("after", "\nWith -- <command>, the proxy also runs the app: started after the listener opens, stopped after the drain.")
+    .addHelpText(
+      "after",
+      "\nWith -- <command>, the proxy also runs the app: started after the listener opens (and, with --app-start-wait, once the\n" +
+        "required listeners listen), stopped after the drain.\n\n" +
+        "Commands for a running proxy's --admin-listen (flag or READINESS_PROXY_ADMIN_LISTEN), e.g. in a preStop exec:\n" +
+        "  readiness-proxy drain                          begin the drain without stopping\n" +
+        "  readiness-proxy maintenance on [--for <d>]     fail the maintenance check (until off, or for <d>)\n" +
+        "  readiness-proxy maintenance off\n" +
+        "  readiness-proxy status                         readiness, checks, drain, maintenance, requests in flight",
+    )
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr });
@@ -86,7 +104,9 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     if (separator >= 0 && (appCommand.length === 0 || appCommand[0] === "")) {
       throw usageError(APP_SEPARATOR, "expected the app's command after it, like -- python3 -m http.server 8000");
     }
-    const config = { ...validateTogether(readOptions(program, env)), appCommand };
+    const options = readOptions(program, env);
+    validateStartWait(options, appCommand);
+    const config = { ...validateTogether(options), appCommand };
     const warnings = unknownVariables(env, OPTIONS.map(envName)).map(({ variable, closest }) => ({ msg: UNKNOWN_VARIABLE_MESSAGE, fields: { variable, didYouMean: closest } }));
     return { action: "run", config, warnings };
   } catch (error) {
@@ -183,6 +203,18 @@ function validateTogether({ fields, texts, given, sources }: ReadOptions): Omit<
   return { ...fields, maxQueue: fields.maxQueue ?? 10 * maxConcurrency };
 }
 
+/**
+ * The start gate (CONTRACT §14) holds an app until the operator's required ports listen: without
+ * an app (`--`) or without such a port it would mean nothing, so it is a usage error.
+ */
+function validateStartWait({ fields, texts }: ReadOptions, appCommand: readonly string[]): void {
+  if (fields.appStartWaitFatal && fields.appStartWaitMs === 0) throw usageError("--app-start-wait-fatal", "expected only with --app-start-wait above 0s");
+  if (fields.appStartWaitMs === 0) return;
+  const text = texts.get("appStartWaitMs");
+  if (appCommand.length === 0) throw usageError("--app-start-wait", "expected only in the entrypoint form (with -- <command>)", text);
+  if (fields.requiredPorts.length === 0) throw usageError("--app-start-wait", "expected with at least one --readiness-required-listener to wait for", text);
+}
+
 /** Two listen hosts that would collide on one port: the same host, or either one every address. */
 function sameHostOrWildcard(a: string | undefined, b: string | undefined): boolean {
   const wildcard = (host: string | undefined) => host === undefined || host === "0.0.0.0" || host === "::";
@@ -203,5 +235,8 @@ export function describeConfig(config: Config): Record<string, string | number |
     shutdownBudget: formatDuration(config.shutdownDelayMs + config.shutdownTimeoutMs + (config.appCommand.length > 0 ? config.appStopTimeoutMs : 0)),
     ...(config.maxConcurrency > 0 && { maxConcurrency: config.maxConcurrency, maxQueue: config.maxQueue, queueTimeout: formatDuration(config.queueTimeoutMs) }),
     ...(config.accessLog && { accessLog: true }),
+    ...(config.appStartWaitMs > 0 && { appStartWait: formatDuration(config.appStartWaitMs), appStartWaitFatal: config.appStartWaitFatal }),
+    ...(config.appStopSignal && { appStopSignal: config.appStopSignal }),
+    ...(config.adminListen && { adminListen: formatListenAddress(config.adminListen) }),
   };
 }

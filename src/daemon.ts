@@ -29,6 +29,12 @@ import { UpstreamProbe } from "./readiness/upstream-probe.js";
 import { requiredListenerPorts, upstreamListener } from "./readiness/upstream-listener.js";
 import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
+import { MaintenanceMode } from "./admin/maintenance.js";
+import { describeStatus } from "./admin/status.js";
+import { holdAppStart } from "./app/start-gate.js";
+import { InFlightRequests } from "./http/in-flight.js";
+import { WaitForDrain } from "./http/wait-for-drain.js";
+import { MAINTENANCE_CHECK } from "./readiness/check-results.js";
 
 export interface Daemon {
   readonly server: RelayServer;
@@ -36,11 +42,18 @@ export interface Daemon {
   readonly app: AppProcess | undefined;
   readonly readiness: ReadinessCheck;
   readonly shutdown: GracefulShutdown;
+  /** The admin listener's maintenance mode; undefined without --admin-listen. */
+  readonly maintenance: MaintenanceMode | undefined;
+  /** Proxied requests in flight. */
+  readonly inFlight: InFlightRequests;
+  /** True while --app-start-wait holds the app's start: a signal then exits at once (CONTRACT §14). */
+  readonly holdingApp: boolean;
   /**
-   * Opens the listener (then the metrics listener, if any), logs `listening`, runs the first
-   * check, then starts the app (entrypoint form) so that no request of the app's can arrive
-   * before we serve; resolves with the address bound (port 0 resolved). Rejects with a listen
-   * error (exit 1, the app never started) or an app start error (exit 127 or 126).
+   * Opens the listener (then the metrics and admin listeners, if any), logs `listening`, runs the
+   * first check, then starts the app (entrypoint form) so that no request of the app's can arrive
+   * before we serve, once the start gate lets it (--app-start-wait); resolves with the address
+   * bound (port 0 resolved). Rejects with a listen error (exit 1, the app never started), an app
+   * start error (exit 127 or 126) or a fatal start wait (exit 1).
    */
   start(): Promise<AddressInfo>;
 }
@@ -76,14 +89,16 @@ export interface DaemonOptions {
  * an unreadable --error-pages-dir.
  */
 export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [] }: DaemonOptions): Daemon {
+  // The operator's switch (CONTRACT §14), only with the admin listener; a change is told to gRPC watchers at once.
+  const maintenance = config.adminListen ? new MaintenanceMode({ log, onChange: () => grpcHealth.drainBegan() }) : undefined;
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
-  const drain = drainFlag(() => grpcHealth.drainBegan());
+  const drain = drainFlag(() => grpcHealth.drainBegan(), maintenance);
   // The operator's ports, and in the entrypoint form the app's own (CONTRACT §8): one scan for all.
   const listenerOptions = { requiredPorts: config.requiredPorts, upstream: config.upstream, mode: config.upstreamListener, entrypointForm: config.appCommand.length > 0 };
   const requiredPorts = requiredListenerPorts(listenerOptions);
   const metrics = createMetrics?.({
     drain,
-    checkNames: checkNames(requiredPorts, hasUpstreamCheck(config)),
+    checkNames: [...(maintenance ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, hasUpstreamCheck(config))],
     overloadProtection: config.maxConcurrency > 0,
   });
   const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
@@ -100,6 +115,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     // Its own port counts only where the proxy connects: an app on [::1] behind a 127.0.0.1 upstream is not ready.
     upstreamListener: upstreamListener(listenerOptions),
     drain,
+    maintenanceCheck: maintenance !== undefined,
   });
   const grpcHealth = new GrpcHealthService({ readiness, drain, ttlMs: config.cacheTtlMs });
   const upstreamUrl = new URL(config.upstream.origin);
@@ -135,8 +151,20 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
           observer: metrics?.overload ?? NO_OVERLOAD_OBSERVER,
         })
       : undefined;
+  const inFlight = new InFlightRequests();
+  // The shutdown is made after the server it drives; the answer reads it only when asked.
+  const waitForDrain = new WaitForDrain({
+    progress: {
+      get began(): Promise<void> {
+        return shutdown.began;
+      },
+      delayPassed: (): Promise<void> => shutdown.delayPassed(),
+    },
+    inFlight,
+    timeoutMs: config.shutdownTimeoutMs,
+  });
   const server = new RelayServer({
-    health: new HealthEndpoints(readiness, drain, errors),
+    health: new HealthEndpoints(readiness, drain, errors, waitForDrain),
     drain,
     // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
     http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
@@ -154,9 +182,12 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       limiter,
       accessLog: createAccessLog(accessLog, config.accessLog),
       reportFault,
+      inFlight,
     },
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
+  let admin: { close(): Promise<void> } | undefined;
+  let holdingApp = false;
   const shutdown = new GracefulShutdown({
     drain,
     server: endingWatches(server, grpcHealth),
@@ -171,15 +202,27 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       await upstreamProbe?.close();
     },
     afterDrain: async (reason) => {
-      // The app gets the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
-      await app?.stop(reason === "SIGINT" ? "SIGINT" : "SIGTERM");
-      // Last: a scrape during the drain still sees it.
-      await metrics?.close();
+      // --app-stop-signal, else the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
+      await app?.stop(config.appStopSignal ?? (reason === "SIGINT" ? "SIGINT" : "SIGTERM"));
+      // Last: a scrape or a status during the drain still sees it.
+      maintenance?.close();
+      await Promise.all([metrics?.close(), admin?.close()]);
     },
   });
   const start = async () => {
     const address = await listen(server.server, config.listen);
     await metrics?.start();
+    if (config.adminListen && maintenance) {
+      // node:http is loaded only now, for the admin listener: a start without it pays nothing.
+      const { AdminServer } = await import("./admin/admin-server.js");
+      const adminServer = new AdminServer(config.adminListen, {
+        drain: () => shutdown.beginDrain("POST /drain"),
+        maintenance,
+        status: async () => describeStatus(await readiness.check(), drain, maintenance.until, inFlight.count),
+      });
+      await adminServer.start();
+      admin = adminServer;
+    }
     log.info(
       {
         listen: formatListenAddress({ host: config.listen.host, port: address.port }),
@@ -196,14 +239,35 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       },
       "listening",
     );
-    // Only shutdown: /readyz cannot tell anything about the app. Said once, so the operator knows.
-    if (readiness.names.length === 1) log.warn("no readiness checks configured; /readyz always reports ready");
+    // Only shutdown (and maintenance): /readyz cannot tell anything about the app. Said once, so the operator knows.
+    if (readiness.names.length === (maintenance ? 2 : 1)) log.warn("no readiness checks configured; /readyz always reports ready");
     // The first check runs now, so the starting state is logged and the first probe is cached.
     void readiness.check();
+    if (app && config.appStartWaitMs > 0) await holdTheApp();
     await app?.start();
     return address;
   };
-  return { server, app, readiness, shutdown, start };
+  /** --app-start-wait: the app starts once the operator's ports listen; when the wait runs out, anyway (warn) or never (fatal, exit 1). */
+  const holdTheApp = async () => {
+    holdingApp = true;
+    try {
+      await holdAppStart({ ports: config.requiredPorts, check: () => readiness.check(), ttlMs: config.cacheTtlMs, waitMs: config.appStartWaitMs, fatal: config.appStartWaitFatal, log });
+    } finally {
+      holdingApp = false;
+    }
+  };
+  return {
+    server,
+    app,
+    readiness,
+    shutdown,
+    maintenance,
+    inFlight,
+    get holdingApp() {
+      return holdingApp;
+    },
+    start,
+  };
 }
 
 /** Whether the `upstream` check runs: an HTTP path or a gRPC service (never both: the CLI refuses it). */
@@ -220,10 +284,16 @@ function createUpstreamProbe(config: Config): UpstreamProbe | GrpcUpstreamProbe 
   return new UpstreamProbe({ origin, path: config.upstreamHealthPath, timeoutMs });
 }
 
-/** The drain flag; `onBegin` runs once, when it is first set (gRPC Watch streams hear NOT_SERVING at once). */
-function drainFlag(onBegin: () => void): { draining: boolean } {
+/**
+ * The drain flag; `onBegin` runs once, when it is first set (gRPC Watch streams hear NOT_SERVING
+ * at once). With the admin listener it also reads maintenance mode, live.
+ */
+function drainFlag(onBegin: () => void, maintenance: MaintenanceMode | undefined): { draining: boolean; readonly maintenance: boolean | undefined } {
   let draining = false;
   return {
+    get maintenance() {
+      return maintenance?.on;
+    },
     get draining() {
       return draining;
     },
@@ -244,5 +314,6 @@ function endingWatches(server: RelayServer, grpcHealth: GrpcHealthService): List
     },
     closeIdleConnections: () => server.closeIdleConnections(),
     closeAllConnections: () => server.closeAllConnections(),
+    goAway: () => server.goAway(),
   };
 }

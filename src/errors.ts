@@ -8,6 +8,8 @@ export const ERROR_CODES = {
   listen: "RP_ERR_LISTEN",
   /** The app's command (entrypoint form) could not be started: exit 127 or 126. */
   appStart: "RP_ERR_APP_START",
+  /** --app-start-wait-fatal: the required listeners did not listen in time, the app was never started: exit 1. */
+  appStartWait: "RP_ERR_APP_START_WAIT",
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

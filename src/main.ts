@@ -3,7 +3,7 @@
 import { closeInspectorIfOpen, guardSigusr1 } from "./inspector-guard.js";
 import { FORWARDED_SIGNALS } from "./app/app-process.js";
 import { exitCodeOf } from "./app/exit-status.js";
-import { parseCommandLine } from "./cli.js";
+import { isAdminCommand, parseCommandLine } from "./cli.js";
 import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createProcessLog } from "./logger.js";
@@ -12,7 +12,14 @@ import { isBuildingSnapshot } from "./snapshot-build.js";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
 
 async function main(): Promise<void> {
-  const commandLine = parseCommandLine(process.argv.slice(2), process.env, {
+  const argv = process.argv.slice(2);
+  if (isAdminCommand(argv)) {
+    // A client of a running proxy: its module (and node:http) is loaded for it alone, never at a daemon's start.
+    const { runAdminCommand } = await import("./admin/admin-command.js");
+    process.exitCode = await runAdminCommand(argv, process.env, { writeOut: writeHelpOrVersion, writeErr: (text) => process.stderr.write(text) });
+    return;
+  }
+  const commandLine = parseCommandLine(argv, process.env, {
     writeOut: writeHelpOrVersion,
     writeErr: (text) => process.stderr.write(text),
   });
@@ -62,6 +69,13 @@ async function main(): Promise<void> {
     );
   };
   const onSignal = (signal: NodeJS.Signals) => {
+    if (daemon.holdingApp && !stopping) {
+      // --app-start-wait still holds the app: nothing was started, nothing is in flight for it.
+      stopping = true;
+      log.info({ reason: signal, appStarted: false }, "stopped");
+      void exit(EXIT_CODES.ok);
+      return;
+    }
     if (!stopping) {
       stop(signal, false);
       return;

@@ -29,32 +29,70 @@ export interface RunOptions {
 /** How long an idle keep-alive connection may take to show a request already on its way when the listener closes. */
 export const IDLE_GRACE_MS = 1_000;
 
-/** Drives one shutdown. */
+/** Drives one shutdown, and the drain that may begin before it without a signal (CONTRACT §14's admin `POST /drain`). */
 export class GracefulShutdown implements DrainState {
   readonly #options: ShutdownOptions;
+  /** Resolves when --shutdown-delay has passed since the drain began; undefined before it began. */
+  #delayPassed: Promise<void> | undefined;
+  #stopping = false;
+  readonly #began: Promise<void>;
+  #onBegin!: () => void;
 
   constructor(options: ShutdownOptions) {
     this.#options = options;
+    this.#began = new Promise((resolve) => (this.#onBegin = resolve));
   }
 
-  /** Whether shutdown has begun. */
+  /** Whether the drain has begun. */
   get draining(): boolean {
     return this.#options.drain.draining;
+  }
+
+  /** Resolves when the drain begins (by a signal, the app's exit or the admin listener). */
+  get began(): Promise<void> {
+    return this.#began;
+  }
+
+  /** Resolves once the drain has served its --shutdown-delay; the drain must have begun. */
+  delayPassed(): Promise<void> {
+    return this.#delayPassed ?? this.#began.then(() => this.#delayPassed!);
+  }
+
+  /**
+   * Begins the drain without stopping: /readyz 503 draining, gRPC health NOT_SERVING, HTTP/1.1
+   * answers with `Connection: close`, and once the delay has passed GOAWAY to HTTP/2 clients
+   * (their later connections are told at once). The listener stays open. Again: nothing more.
+   * Returns whether it began now.
+   */
+  beginDrain(reason: string): boolean {
+    if (this.#delayPassed !== undefined) return false;
+    this.#begin(reason, this.#options.delayMs);
+    void this.#delayPassed!.then(() => {
+      if (!this.#stopping) this.#options.server.goAway();
+    });
+    return true;
+  }
+
+  #begin(reason: string, delayMs: number): void {
+    const { drain, log, timeoutMs } = this.#options;
+    drain.draining = true;
+    log.info({ reason, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
+    this.#delayPassed = delayMs > 0 ? wait(delayMs) : Promise.resolve();
+    this.#onBegin();
   }
 
   /**
    * Runs the shutdown (`reason`: the signal, or `app exited`) and resolves when the process may
    * exit. The delay lets the kubelet see /readyz fail and endpoints drop this pod before the
-   * listener goes away; then
+   * listener goes away (after an admin drain, only what is left of it is waited); then
    * in-flight requests (SSE streams included) get up to the timeout, and any left are cut.
    * Only then does `afterDrain` run, so an app behind us answers everything we forwarded.
    */
   async run(reason: string, { skipDelay = false }: RunOptions = {}): Promise<void> {
-    const { drain, server, log, timeoutMs } = this.#options;
-    const delayMs = skipDelay ? 0 : this.#options.delayMs;
-    drain.draining = true;
-    log.info({ reason, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
-    if (delayMs > 0) await wait(delayMs);
+    const { server, log, timeoutMs } = this.#options;
+    this.#stopping = true;
+    if (this.#delayPassed === undefined) this.#begin(reason, skipDelay ? 0 : this.#options.delayMs);
+    if (!skipDelay) await this.#delayPassed;
     // Stop accepting without destroying every idle keep-alive connection at once: a client may
     // have just sent its next request on one, and it would be reset (wrk through the close saw
     // ~30 resets a run). Each gets a grace to show its request, which is answered with

@@ -49,4 +49,12 @@ export interface Config {
   readonly accessLog: boolean;
   /** The protocol spoken to the app (CONTRACT §13): the client's own (`auto`), or always one. */
   readonly upstreamProtocol: "auto" | "http1" | "h2c";
+  /** Entrypoint form: hold the app's start until the required listeners listen, at most this long (CONTRACT §14); 0: start at once. */
+  readonly appStartWaitMs: number;
+  /** When the start wait runs out: exit 1 instead of starting the app anyway. */
+  readonly appStartWaitFatal: boolean;
+  /** What the app receives after the drain; undefined: the signal we got (SIGINT stays SIGINT, else SIGTERM). */
+  readonly appStopSignal: NodeJS.Signals | undefined;
+  /** The loopback admin listener (CONTRACT §14); undefined: off. */
+  readonly adminListen: ListenAddress | undefined;
 }

@@ -1,8 +1,9 @@
-// Every command-line option declared once (CONTRACT §1, §10, §11): flag, env variable, default, help and parser; cli.ts derives registration, env handling and validation from it.
+// Every command-line option declared once (CONTRACT §1, §10, §11, §14): flag, env variable, default, help and parser; cli.ts derives registration, env handling and validation from it.
 import { UPSTREAM_LISTENER_MODES, type Config } from "./config.js";
 import { usageError } from "../errors.js";
 import { LOG_LEVELS } from "../logger.js";
-import { parseListenAddress } from "./listen-address.js";
+import { parseAdminListen, parseListenAddress } from "./listen-address.js";
+import { parseStopSignal, STOP_SIGNALS } from "./stop-signal.js";
 import {
   MAX_REQUIRED_LISTENERS,
   parseDurationOption,
@@ -278,6 +279,37 @@ export const OPTIONS = [
     env: "READINESS_PROXY_UPSTREAM_PROTOCOL",
     default: "auto",
     parse: (input, text) => UPSTREAM_PROTOCOLS.find((protocol) => protocol === text) ?? expected(input, "expected auto, http1 or h2c", text),
+  },
+  {
+    kind: "value",
+    field: "appStartWaitMs",
+    flag: "--app-start-wait <duration>",
+    help: "entrypoint form: start the app only once every --readiness-required-listener port listens, waiting at most this long (0s: at once)",
+    default: "0s",
+    parse: parseDurationOption,
+  },
+  {
+    kind: "switch",
+    field: "appStartWaitFatal",
+    flag: "--app-start-wait-fatal",
+    help: "with --app-start-wait: when the time runs out, exit 1 instead of starting the app anyway",
+    env: "READINESS_PROXY_APP_START_WAIT_FATAL",
+  },
+  {
+    kind: "optional",
+    field: "appStopSignal",
+    flag: "--app-stop-signal <signal>",
+    help: `entrypoint form: the signal the app receives after the drain: ${STOP_SIGNALS.join(", ")} (default: SIGTERM; SIGINT after our SIGINT)`,
+    env: "READINESS_PROXY_APP_STOP_SIGNAL",
+    parse: parseStopSignal,
+  },
+  {
+    kind: "optional",
+    field: "adminListen",
+    flag: "--admin-listen <host:port>",
+    help: "serve POST /drain, POST|DELETE /maintenance and GET /status on this loopback address (default: off)",
+    env: "READINESS_PROXY_ADMIN_LISTEN",
+    parse: parseAdminListen,
   },
 ] as const satisfies readonly OptionSpec[];
 

@@ -1,5 +1,6 @@
 // grpc.health.v1.Health answered by the proxy (CONTRACT §13): Check and Watch for "", readyz, livez, healthz and each check's name; any other service is the app's.
 import type { ReadinessReport } from "../readiness/check-results.js";
+import type { DrainState } from "../http/health.js";
 import { HEALTH_CHECK_PATH, HEALTH_WATCH_PATH, decodeHealthCheckRequest, framedHealthCheckResponse, SERVING_STATUS, type ServingStatus } from "../grpc/health-messages.js";
 import { healthTargetFor, servingStatusOf, type HealthTarget } from "./health-status.js";
 import { HealthWatchers, type ReportSource, type Scheduler } from "./health-watchers.js";
@@ -34,7 +35,7 @@ export interface HealthReadiness extends ReportSource {
 
 export interface GrpcHealthServiceOptions {
   readonly readiness: HealthReadiness;
-  readonly drain: { readonly draining: boolean };
+  readonly drain: DrainState;
   /** --readiness-cache-ttl: the watchers' poll period. */
   readonly ttlMs: number;
   readonly scheduler?: Scheduler;
@@ -45,7 +46,7 @@ const MALFORMED = "request is not a grpc.health.v1.HealthCheckRequest";
 /** Decides whether a health call is ours and answers it from the one cached check. */
 export class GrpcHealthService {
   readonly #readiness: HealthReadiness;
-  readonly #drain: { readonly draining: boolean };
+  readonly #drain: DrainState;
   readonly #names: ReadonlySet<string>;
   readonly watchers: HealthWatchers;
 
@@ -99,7 +100,7 @@ export class GrpcHealthService {
       answerCheck(responder, SERVING_STATUS.SERVING);
       return;
     }
-    const answer = (report: ReadinessReport) => answerCheck(responder, servingStatusOf(target, report, this.#drain.draining));
+    const answer = (report: ReadinessReport) => answerCheck(responder, servingStatusOf(target, report, this.#drain));
     const cached = this.#readiness.peek();
     if (cached !== undefined) answer(cached);
     // ReadinessCheck turns every failure into a report; a rejection is a bug, answered as one.

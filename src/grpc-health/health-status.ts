@@ -1,4 +1,5 @@
 // Which of the proxy's answers a grpc.health.v1 service name asks for (CONTRACT §13), and its serving status from one readiness report.
+import type { DrainState } from "../http/health.js";
 import { evaluate } from "../http/readyz-answers.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
 import { SERVING_STATUS, type ServingStatus } from "../grpc/health-messages.js";
@@ -28,9 +29,9 @@ export function healthTargetFor(service: string, checkNames: ReadonlySet<string>
 }
 
 /** SERVING exactly when /readyz (or /readyz/<name>) would answer 200; liveness is SERVING while we serve. */
-export function servingStatusOf(target: HealthTarget, report: ReadinessReport, draining: boolean): ServingStatus {
+export function servingStatusOf(target: HealthTarget, report: ReadinessReport, state: DrainState): ServingStatus {
   if (target.kind === "liveness") return SERVING_STATUS.SERVING;
-  const evaluation = evaluate(report, draining);
+  const evaluation = evaluate(report, state);
   const ok = target.kind === "readiness" ? evaluation.ready : evaluation.results.find((result) => result.name === target.name)?.ok === true;
   return ok ? SERVING_STATUS.SERVING : SERVING_STATUS.NOT_SERVING;
 }

@@ -1,6 +1,7 @@
 // grpc.health.v1 Watch streams: each told its status at once and on every change, all fed by one shared poll of the cached check while any watcher needs it.
 import type { ReadinessReport } from "../readiness/check-results.js";
 import { SERVING_STATUS, framedHealthCheckResponse, type ServingStatus } from "../grpc/health-messages.js";
+import type { DrainState } from "../http/health.js";
 import { servingStatusOf, type HealthTarget } from "./health-status.js";
 import type { GrpcResponder } from "./grpc-responder.js";
 import { GRPC_STATUS } from "../grpc/grpc-status.js";
@@ -66,7 +67,7 @@ class Watcher {
 
 export interface HealthWatchersOptions {
   readonly readiness: ReportSource;
-  readonly drain: { readonly draining: boolean };
+  readonly drain: DrainState;
   readonly ttlMs: number;
   readonly scheduler?: Scheduler;
 }
@@ -74,7 +75,7 @@ export interface HealthWatchersOptions {
 /** Every open Watch call, and the one poll timer that runs while any of them follows readiness. */
 export class HealthWatchers {
   readonly #readiness: ReportSource;
-  readonly #drain: { readonly draining: boolean };
+  readonly #drain: DrainState;
   readonly #ttlMs: number;
   readonly #scheduler: Scheduler;
   readonly #watchers = new Set<Watcher>();
@@ -142,7 +143,7 @@ export class HealthWatchers {
 
   #publishOne(watcher: Watcher, report: ReadinessReport | undefined): void {
     if (watcher.target.kind === "liveness") watcher.publish(SERVING_STATUS.SERVING);
-    else if (report !== undefined) watcher.publish(servingStatusOf(watcher.target, report, this.#drain.draining));
+    else if (report !== undefined) watcher.publish(servingStatusOf(watcher.target, report, this.#drain));
   }
 
   #publishAll(report: ReadinessReport): void {

@@ -1,4 +1,4 @@
-// /health, /healthz (liveness) and /readyz with its named checks (readiness, CONTRACT §2), answered on the proxy's own listener.
+// /health, /healthz (liveness), /readyz with its named checks (readiness, CONTRACT §2) and /wait-for-drain (§14), answered on the proxy's own listener.
 import type { ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessCheck } from "../readiness/readiness-check.js";
 import type { ErrorResponder } from "./error-response.js";
@@ -6,9 +6,10 @@ import { wantsHtml } from "./error-response.js";
 import { evaluate, parseReadyzQuery, readyzJson, readyzVerbose, singleCheckText, type ReadyzQuery } from "./readyz-answers.js";
 import { requestIdOf } from "./request-id.js";
 import type { RequestView, ResponseWriter } from "./response-writer.js";
+import type { WaitForDrain } from "./wait-for-drain.js";
 
 /** Which health path a request is for, or undefined when it belongs to the upstream. */
-export type HealthPath = "liveness" | "readiness" | "single check";
+export type HealthPath = "liveness" | "readiness" | "single check" | "drain wait";
 
 const SINGLE_CHECK_PREFIX = "/readyz/";
 
@@ -23,6 +24,7 @@ export function matchHealthPath(method: string, url: string): HealthPath | undef
   if (isPath(url, "/readyz")) return "readiness";
   if (isPath(url, "/health") || isPath(url, "/healthz")) return "liveness";
   if (url.startsWith(SINGLE_CHECK_PREFIX)) return "single check";
+  if (isPath(url, "/wait-for-drain")) return "drain wait";
   return undefined;
 }
 
@@ -48,15 +50,18 @@ function prepare(text: string, contentType = "application/json"): PreparedBody {
 const PLAIN_TEXT = "text/plain; charset=utf-8";
 const OK_BODY = prepare('{"status":"ok"}');
 
-/** Tells /readyz that shutdown has begun. */
+/** Tells /readyz that the drain has begun, and whether the operator's maintenance mode is on. */
 export interface DrainState {
   readonly draining: boolean;
+  /** Undefined when there is no `maintenance` check (no --admin-listen). */
+  readonly maintenance?: boolean | undefined;
 }
 
 /** The plain /readyz answer for one report and drain state, kept until either changes. */
 interface PreparedAnswer {
   readonly report: ReadinessReport;
   readonly draining: boolean;
+  readonly maintenance: boolean | undefined;
   readonly status: number;
   readonly prepared: PreparedBody;
 }
@@ -67,13 +72,37 @@ export class HealthEndpoints {
   readonly #drain: DrainState;
   readonly #errors: ErrorResponder;
   readonly #names: ReadonlySet<string>;
+  readonly #waitForDrain: WaitForDrain;
   #lastAnswer: PreparedAnswer | undefined;
 
-  constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder) {
+  constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder, waitForDrain: WaitForDrain) {
     this.#readiness = readiness;
     this.#drain = drain;
     this.#errors = errors;
     this.#names = new Set(readiness.names);
+    this.#waitForDrain = waitForDrain;
+  }
+
+  /**
+   * Whether a matched path is ours to answer: every one but a `/readyz/<x>` whose `x` names no
+   * check (see {@link ownsSingleCheck}). Both protocols ask this, then {@link answer}.
+   */
+  owns(path: HealthPath, url: string): boolean {
+    return path !== "single check" || this.ownsSingleCheck(url);
+  }
+
+  /** Answers a path {@link owns} accepted, over either protocol: the one dispatch of §2 and §14's health paths. */
+  answer(path: HealthPath, request: RequestView, writer: ResponseWriter): void {
+    switch (path) {
+      case "liveness":
+        return this.liveness(writer);
+      case "readiness":
+        return this.readiness(request, writer);
+      case "single check":
+        return this.singleCheck(request, writer);
+      case "drain wait":
+        return this.#waitForDrain.answer(writer);
+    }
   }
 
   /** Liveness: always 200 while the process serves; readiness and draining never change it. */
@@ -100,7 +129,7 @@ export class HealthEndpoints {
   singleCheck(request: RequestView, writer: ResponseWriter): void {
     const name = singleCheckName(request.url);
     this.#withReport((report) => {
-      const result = evaluate(report, this.#drain.draining).results.find((candidate) => candidate.name === name)!;
+      const result = evaluate(report, this.#drain).results.find((candidate) => candidate.name === name)!;
       send(writer, result.ok ? 200 : 503, prepare(singleCheckText(result), PLAIN_TEXT));
     });
   }
@@ -117,11 +146,11 @@ export class HealthEndpoints {
   }
 
   #answerPlain(request: RequestView, writer: ResponseWriter, report: ReadinessReport): void {
-    const draining = this.#drain.draining;
+    const { draining, maintenance } = this.#drain;
     let answer = this.#lastAnswer;
-    if (answer?.report !== report || answer.draining !== draining) {
-      const evaluation = evaluate(report, draining);
-      answer = { report, draining, status: evaluation.ready ? 200 : 503, prepared: prepare(readyzJson(report, evaluation)) };
+    if (answer?.report !== report || answer.draining !== draining || answer.maintenance !== maintenance) {
+      const evaluation = evaluate(report, this.#drain);
+      answer = { report, draining, maintenance, status: evaluation.ready ? 200 : 503, prepared: prepare(readyzJson(report, evaluation)) };
       this.#lastAnswer = answer;
     }
     if (answer.status === 503 && wantsHtml(request.header("accept"))) this.#errors.send(request, writer, 503, requestIdOf(request));
@@ -129,7 +158,7 @@ export class HealthEndpoints {
   }
 
   #answerQuery(request: RequestView, writer: ResponseWriter, report: ReadinessReport, query: ReadyzQuery): void {
-    const evaluation = evaluate(report, this.#drain.draining, query.exclude);
+    const evaluation = evaluate(report, this.#drain, query.exclude);
     const status = evaluation.ready ? 200 : 503;
     if (query.verbose) send(writer, status, prepare(readyzVerbose(evaluation), PLAIN_TEXT));
     else if (status === 503 && wantsHtml(request.header("accept"))) this.#errors.send(request, writer, 503, requestIdOf(request));

@@ -1,5 +1,6 @@
 // What /readyz says (CONTRACT §2): the JSON body, the kube-style `?verbose` text, `?exclude`, and `/readyz/<name>`; pure functions over one report.
-import { SHUTDOWN_CHECK, type CheckResult, type ReadinessReport } from "../readiness/check-results.js";
+import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, type CheckResult, type ReadinessReport } from "../readiness/check-results.js";
+import type { DrainState } from "./health.js";
 
 /** What a `/readyz` query asks for; `exclude` holds names as given (trimmed, blanks dropped). */
 export interface ReadyzQuery {
@@ -17,7 +18,7 @@ export function parseReadyzQuery(url: string): ReadyzQuery | undefined {
   return verbose || exclude.length > 0 ? { verbose, exclude } : undefined;
 }
 
-/** Every check's result with `shutdown` read live, and what the excludes did. */
+/** Every check's result with `maintenance` and `shutdown` read live, and what the excludes did. */
 export interface Evaluation {
   readonly results: readonly CheckResult[];
   readonly excluded: ReadonlySet<string>;
@@ -30,11 +31,14 @@ export interface Evaluation {
 
 const SHUTDOWN_OK: CheckResult = { name: SHUTDOWN_CHECK, ok: true };
 const SHUTDOWN_DRAINING: CheckResult = { name: SHUTDOWN_CHECK, ok: false, reason: "draining" };
+const MAINTENANCE_OFF: CheckResult = { name: MAINTENANCE_CHECK, ok: true };
+const MAINTENANCE_ON: CheckResult = { name: MAINTENANCE_CHECK, ok: false, reason: "maintenance" };
 const NO_EXCLUDES: ReadonlySet<string> = new Set();
 
-/** Applies the draining state and the excludes to one cached report. */
-export function evaluate(report: ReadinessReport, draining: boolean, exclude: readonly string[] = []): Evaluation {
-  const results = [...report.checks, draining ? SHUTDOWN_DRAINING : SHUTDOWN_OK];
+/** Applies the live states (maintenance first when it exists, draining last) and the excludes to one cached report. */
+export function evaluate(report: ReadinessReport, state: DrainState, exclude: readonly string[] = []): Evaluation {
+  const shutdown = state.draining ? SHUTDOWN_DRAINING : SHUTDOWN_OK;
+  const results = state.maintenance === undefined ? [...report.checks, shutdown] : [state.maintenance ? MAINTENANCE_ON : MAINTENANCE_OFF, ...report.checks, shutdown];
   const names = new Set(results.map((result) => result.name));
   const excluded = exclude.length === 0 ? NO_EXCLUDES : new Set(exclude.filter((name) => names.has(name)));
   const unmatched = [...new Set(exclude.filter((name) => !names.has(name)))].sort();

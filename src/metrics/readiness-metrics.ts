@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { DrainState } from "../http/health.js";
 import type { SocketTable } from "../procfs/listener-scan.js";
 import { SOCKET_TABLES } from "../procfs/listener-scan.js";
-import { SHUTDOWN_CHECK, type ReadinessReport } from "../readiness/check-results.js";
+import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, type ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessObserver } from "../readiness/readiness-check.js";
 
 /** Implements the readiness check's observer; told of fresh runs only (once per TTL at most). */
@@ -17,6 +17,7 @@ export class ReadinessMetrics implements ReadinessObserver {
     const self = this;
     const passing = (name: string): boolean => {
       if (name === SHUTDOWN_CHECK) return !drain.draining;
+      if (name === MAINTENANCE_CHECK) return drain.maintenance !== true;
       return self.#latest?.checks.find((check) => check.name === name)?.ok ?? false;
     };
     new Gauge({

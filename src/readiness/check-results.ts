@@ -1,4 +1,4 @@
-// Named check results (CONTRACT §2): `listener-<port>` per required port, `upstream`, `shutdown`, each ok or a short fixed reason.
+// Named check results (CONTRACT §2, §14): `maintenance`, `listener-<port>` per required port, `upstream`, `shutdown`, each ok or a short fixed reason.
 import type { Verdict } from "./verdict.js";
 
 /** One named check's outcome. `reason` is short and fixed: it is shown to unauthenticated callers. */
@@ -15,6 +15,8 @@ export interface ReadinessReport {
 }
 
 export const SHUTDOWN_CHECK = "shutdown";
+/** The operator's switch of the admin listener (CONTRACT §14): first in check order when --admin-listen is on; read live. */
+export const MAINTENANCE_CHECK = "maintenance";
 export const UPSTREAM_CHECK = "upstream";
 
 /** `listener-15008`. */

@@ -2,7 +2,7 @@
 import type { Logger } from "pino";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
-import { SHUTDOWN_CHECK, UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
+import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
 import { StillFailingLog } from "./still-failing.js";
 import { TransitionLog, UpstreamTransitionLog } from "./transitions.js";
 import type { UpstreamListener } from "./upstream-listener.js";
@@ -42,8 +42,10 @@ export interface ReadinessCheckOptions {
   readonly observer?: ReadinessObserver;
   /** Entrypoint form: the upstream's own port counts only at an address the proxy reaches (one of `requiredPorts`). */
   readonly upstreamListener?: UpstreamListener;
-  /** Read at each run, so that no line says "reporting ready" while the drain keeps /readyz at 503. */
-  readonly drain?: { readonly draining: boolean };
+  /** Read at each run, so that no line says "reporting ready" while the drain or maintenance mode keeps /readyz at 503. */
+  readonly drain?: { readonly draining: boolean; readonly maintenance?: boolean | undefined };
+  /** The admin listener's `maintenance` check exists (read live by /readyz, not run here): first among the names. */
+  readonly maintenanceCheck?: boolean;
 }
 
 /** Nothing required: always ready, and no scan or probe is ever made. */
@@ -52,12 +54,12 @@ const NOTHING_REQUIRED: ReadinessReport = { verdict: { state: "present", ready: 
 /** Answers "is every check passing?" at most one scan and one probe per TTL, however many callers. */
 export class ReadinessCheck {
   readonly #cache: CachedCheck<ReadinessReport> | undefined;
-  /** Every configured check's name, `shutdown` last. */
+  /** Every configured check's name, `maintenance` first when there is one, `shutdown` last. */
   readonly names: readonly string[];
 
   constructor(options: ReadinessCheckOptions) {
     const { requiredPorts, upstream } = options;
-    this.names = checkNames(requiredPorts, upstream !== undefined);
+    this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, upstream !== undefined)];
     if (requiredPorts.length === 0 && upstream === undefined) return;
     const clock = options.clock ?? systemClock;
     const run = createRun(options, clock);
@@ -96,7 +98,9 @@ function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<
     const checks: CheckResult[] = listenerResults(verdict);
     if (outcome) checks.push(outcome.ok ? { name: UPSTREAM_CHECK, ok: true } : { name: UPSTREAM_CHECK, ok: false, reason: outcome.reason });
     // The whole verdict as /readyz answers it, so that the lines below never claim ready while it is 503.
-    const run = { failedChecks: [...checks.filter((check) => !check.ok).map((check) => check.name), ...(drain?.draining ? [SHUTDOWN_CHECK] : [])] };
+    const run = {
+      failedChecks: [...(drain?.maintenance ? [MAINTENANCE_CHECK] : []), ...checks.filter((check) => !check.ok).map((check) => check.name), ...(drain?.draining ? [SHUTDOWN_CHECK] : [])],
+    };
     const saidReady = scan ? transitions.record(scan, verdict, run) : false;
     if (outcome) upstreamTransitions!.record(outcome);
     transitions.recordVerdict(run, saidReady, names);

@@ -5,6 +5,7 @@ import type { ProxyErrorLog } from "../http/proxy-error-log.js";
 import type { ProxyObserver } from "../http/proxy-observer.js";
 import type { StreamGarbage } from "../http/stream-garbage.js";
 import type { AccessLog } from "../access-log/access-log.js";
+import type { InFlightRequests } from "../http/in-flight.js";
 import type { ConcurrencyLimiter } from "../overload/concurrency-limiter.js";
 import type { UpstreamPool } from "./http1/upstream-pool.js";
 
@@ -32,4 +33,6 @@ export interface RelayContext {
   readonly accessLog: AccessLog;
   /** A defect of ours contained to one request or connection: `internal error` (throttled, with the stack) and the metric. */
   readonly reportFault: (error: unknown) => void;
+  /** Proxied requests from admission to end: what a drain waits for (/wait-for-drain) and /status counts. */
+  readonly inFlight: InFlightRequests;
 }

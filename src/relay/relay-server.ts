@@ -65,6 +65,8 @@ export interface Listener {
   closeIdleConnections(): void;
   /** Closes every connection, tunnels included. */
   closeAllConnections(): void;
+  /** HTTP/2 clients get GOAWAY (streams in flight finish), the listener stays open: a drain without a stop (CONTRACT §14). */
+  goAway(): void;
 }
 
 /** The proxy's listener: a `net` server whose connections are ClientConnections. */
@@ -120,10 +122,8 @@ export class RelayServer implements ConnectionHost, Listener {
       if (expectation !== undefined && !CONTINUE_EXPECTATION.test(expectation)) return new LocalAnswer(connection, request, refuseExpectation);
     }
     const healthPath = matchHealthPath(request.method, request.url);
-    if (healthPath === "liveness") return new LocalAnswer(connection, request, (_request, writer) => health.liveness(writer));
-    if (healthPath === "readiness") return new LocalAnswer(connection, request, (own, writer) => health.readiness(own, writer));
-    if (healthPath === "single check" && health.ownsSingleCheck(request.url)) {
-      return new LocalAnswer(connection, request, (own, writer) => health.singleCheck(own, writer));
+    if (healthPath !== undefined && health.owns(healthPath, request.url)) {
+      return new LocalAnswer(connection, request, (own, writer) => health.answer(healthPath, own, writer));
     }
     return this.#exchangeFor(request, connection);
   }
@@ -155,6 +155,10 @@ export class RelayServer implements ConnectionHost, Listener {
   closeIdleConnections(): void {
     for (const connection of this.#connections) if (connection.idle || connection.closing) connection.destroy();
     // HTTP/2 connections get GOAWAY here (the drain's step after the delay): their streams finish.
+    this.#h2?.closeGracefully();
+  }
+
+  goAway(): void {
     this.#h2?.closeGracefully();
   }
 

@@ -24,6 +24,8 @@ export class RequestRecord {
   #status = 0;
   #bytesSent = 0;
   #inFlight = false;
+  /** Its era in `context.inFlight` while admitted and not ended; -1 otherwise. */
+  #era = -1;
   #holdsSlot = false;
   #logged = false;
   #requestId: string | undefined;
@@ -46,6 +48,7 @@ export class RequestRecord {
   admitted(slot: boolean, queueMs: number | undefined): void {
     this.#holdsSlot = slot;
     this.#queueMs = queueMs;
+    this.#era = this.#context.inFlight.begin();
     if (this.#context.observer.enabled) {
       this.#context.observer.requestStarted();
       this.#inFlight = true;
@@ -82,6 +85,10 @@ export class RequestRecord {
 
   /** The exchange with the app is over (a tunnel's too, once open): no longer in flight. */
   ended(): void {
+    if (this.#era >= 0) {
+      this.#context.inFlight.end(this.#era);
+      this.#era = -1;
+    }
     if (!this.#inFlight) return;
     this.#inFlight = false;
     this.#context.observer.requestEnded();

@@ -16,7 +16,7 @@ interface Container {
   startupProbe?: { httpGet: { path: string; port: string } };
   readinessProbe?: { httpGet: { path: string; port: string } };
   livenessProbe?: { httpGet: { path: string; port: string } };
-  lifecycle?: { preStop?: { sleep?: { seconds: number } } };
+  lifecycle?: { preStop?: { sleep?: { seconds: number }; httpGet?: { path: string; port: number | string }; exec?: { command: string[] } } };
 }
 
 /** The Deployment and Service of a manifest, every document free of YAML errors. */
@@ -57,19 +57,21 @@ t.test("deployment-entrypoint.yaml: one container runs proxy and app; the grace 
   t.ok(pod.terminationGracePeriodSeconds * 1000 > budgetMs, `grace period ${pod.terminationGracePeriodSeconds}s > ${budgetMs / 1000}s`);
 });
 
-t.test("deployment-sidecar.yaml: a native sidecar whose startup probe is /healthz, the app with a preStop sleep", async (t) => {
+t.test("deployment-sidecar.yaml: a native sidecar that holds the app until the mesh listens and drains in its preStop, the app waiting for it in its own", async (t) => {
   const { pod, service } = readManifest(t, "deployment-sidecar.yaml");
   const proxy = (pod.initContainers as Container[]).find((container) => container.name === "readiness-proxy")!;
   t.equal(proxy.restartPolicy, "Always", "a native sidecar (Kubernetes 1.29+)");
   checkProbes(t, proxy);
-  t.same(proxy.startupProbe?.httpGet, { path: "/healthz", port: "http" }, "never /readyz: the app starts only after it passes");
+  t.same(proxy.startupProbe?.httpGet, { path: "/readyz/listener-15008", port: "http" }, "one check, never /readyz: the app starts only after it passes");
   const config = configOf(t, proxy.args!);
   t.same(config.appCommand, [], "the sidecar form runs no app");
+  t.ok(config.requiredPorts.includes(15008), "the startup probe's check exists");
   t.equal(service?.spec.ports[0].targetPort, 8080, "by number: Services do not resolve a sidecar's named ports (kubernetes#127958)");
   const app = (pod.containers as Container[]).find((container) => container.name === "app")!;
-  const sleep = app.lifecycle?.preStop?.sleep?.seconds ?? 0;
-  t.ok(sleep > 0, "the app keeps serving while endpoints drop it");
-  t.ok(pod.terminationGracePeriodSeconds * 1000 > sleep * 1000 + config.shutdownDelayMs + config.shutdownTimeoutMs);
+  t.same(app.lifecycle?.preStop, { httpGet: { path: "/wait-for-drain", port: 8080 } }, "the app keeps serving until the sidecar's drain is done");
+  t.ok(config.shutdownDelayMs > 0, "the drain keeps serving while endpoints drop the pod");
+  // The rest of the hooks and the budget: test/docs/manifest-rules.test.ts.
+  t.ok(pod.terminationGracePeriodSeconds * 1000 > config.shutdownDelayMs + config.shutdownTimeoutMs);
 });
 
 /** A Dockerfile's instructions, continuation lines joined and comments dropped. */

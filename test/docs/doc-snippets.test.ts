@@ -11,7 +11,8 @@ const DOCS = ["README.md", "docs/kubernetes.md"];
 /** Every ```yaml block of a Markdown file, parsed. */
 function yamlBlocks(file: string): KubeObject[] {
   const text = readFileSync(join(root, file), "utf8");
-  return [...text.matchAll(/```yaml\n([\s\S]*?)\n```/g)].map((match) => parse(match[1]!) as KubeObject);
+  // A block inside a list item is indented, its fence too: the indentation is the list's, not the YAML's.
+  return [...text.matchAll(/^( *)```yaml\n([\s\S]*?)\n *```/gm)].map((match) => parse(match[2]!.split("\n").map((line) => line.slice(match[1]!.length)).join("\n")) as KubeObject);
 }
 
 /** Every object in a parsed block that looks like a container (a name and an image), at any depth. */

@@ -4,7 +4,7 @@ import { parse } from "yaml";
 import { deployObjects, podsOf, readmePod, type KubeObject, type SourcedObject } from "./manifests.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ambientOnlyProblems, containerLimitProblems, podSecurityProblems, portProblems, readinessProblems, timingProblems } from "./manifest-rules.js";
+import { ambientOnlyProblems, containerLimitProblems, drainHookProblems, podSecurityProblems, portProblems, readinessProblems, timingProblems } from "./manifest-rules.js";
 
 const shipped = deployObjects();
 const pods = [...podsOf(shipped), ...podsOf([readmePod()])];
@@ -22,6 +22,7 @@ for (const pod of pods) {
     t.same(containerLimitProblems(pod.spec), [], "read-only root and a memory limit on every container");
     t.same(timingProblems(pod.spec), [], "probes fit the shutdown delay; the whole stop and a margin fit the grace period");
     t.same(readinessProblems(pod.spec), [], "/readyz waits for the app: its port, or its health");
+    t.same(drainHookProblems(pod.spec), [], "the native sidecar form's drain hooks are whole (or absent)");
   });
 }
 
@@ -31,6 +32,18 @@ t.test("every required 15008 says at its line that it is for Istio ambient only 
     t.same(ambientOnlyProblems(readFileSync(join(root, file), "utf8"), file), [], file);
   }
   t.same(ambientOnlyProblems("args:\n  # the mesh\n  - --readiness-required-listener=15008\n", "x"), ['x line 3: 15008 is required without "Istio ambient only" beside it: - --readiness-required-listener=15008'], "the rule finds an unmarked line");
+});
+
+t.test("the shipped native sidecar manifest stops in the order of CONTRACT §14", async (t) => {
+  const sidecar = pods.find((pod) => pod.source.startsWith("docs/deploy/deployment-sidecar.yaml"))!.spec;
+  const proxy = sidecar.initContainers.find((container: KubeObject) => container.name === "readiness-proxy");
+  const app = sidecar.containers.find((container: KubeObject) => container.name === "app");
+  t.same(proxy.lifecycle.preStop, { exec: { command: ["/readiness-proxy", "drain"] } }, "the sidecar's preStop begins the drain");
+  t.same(app.lifecycle.preStop, { httpGet: { path: "/wait-for-drain", port: 8080 } }, "the app's preStop waits for it");
+  t.equal(proxy.startupProbe.httpGet.path, "/readyz/listener-15008", "the app starts once the mesh's port listens");
+  // Written beside terminationGracePeriodSeconds: delay + timeout + the app's own stop + margin.
+  t.equal(sidecar.terminationGracePeriodSeconds, 30);
+  t.same(timingProblems({ ...sidecar, terminationGracePeriodSeconds: 25 }), ["container readiness-proxy: delay 6s + timeout 10s + app stop 5s + margin 5s = 26s > terminationGracePeriodSeconds 25"], "the budget counts the app's stop after the drain");
 });
 
 t.test("Service targetPorts and PodMonitor ports resolve, file by file (each Service selects its own file's pods)", async (t) => {
@@ -97,6 +110,7 @@ t.test("the rules find what they exist for", async (t) => {
     ["a sidecar that waits for nothing of the app", (pod) => ((pod.containers[0].image = "registry.example/readiness-proxy:0.1.0"), (pod.containers[0].args = ["--shutdown-delay=5s"])), readinessProblems, /never waits for the app: require its port 8000/],
     ["a value the proxy refuses, from the env", (pod) => (pod.containers[0].env = [{ name: "READINESS_PROXY_LOG_LEVEL", value: "loud" }]), timingProblems, /refuses its args: error: READINESS_PROXY_LOG_LEVEL:/],
   ];
+  cases.push(...drainHookCases());
   for (const [name, breakIt, rule, expected] of cases) {
     const pod = podSpec(GOOD_POD);
     breakIt(pod);
@@ -109,6 +123,26 @@ t.test("the rules find what they exist for", async (t) => {
     t.match(found, expected, name);
   }
 });
+
+/** The native sidecar form's hooks, each half of them missing or wrong (on the shipped sidecar pod). */
+function drainHookCases(): Array<[string, (pod: KubeObject) => void, (pod: KubeObject) => string[], RegExp]> {
+  const sidecarPod = () => structuredClone(pods.find((pod) => pod.source.startsWith("docs/deploy/deployment-sidecar.yaml"))!.spec);
+  const proxyOf = (pod: KubeObject) => pod.initContainers[0];
+  const appOf = (pod: KubeObject) => pod.containers[0];
+  const onSidecar = (breakIt: (pod: KubeObject) => void) => (pod: KubeObject) => {
+    Object.keys(pod).forEach((key) => delete pod[key]);
+    Object.assign(pod, sidecarPod());
+    breakIt(pod);
+  };
+  return [
+    ["the app waits for a drain nobody begins", onSidecar((pod) => delete proxyOf(pod).lifecycle), drainHookProblems, /app: preStop waits for a drain \(\/wait-for-drain\) that no sidecar's preStop/],
+    ["the sidecar drains but the app does not wait", onSidecar((pod) => delete appOf(pod).lifecycle), drainHookProblems, /readiness-proxy: preStop drains, but no app container's preStop waits/],
+    ["drain without an admin listener", onSidecar((pod) => delete proxyOf(pod).env), drainHookProblems, /drain without --admin-listen/],
+    ["drain with no delay", onSidecar((pod) => (proxyOf(pod).args = proxyOf(pod).args.map((arg: string) => (arg.startsWith("--shutdown-delay") ? "--shutdown-delay=0s" : arg)))), drainHookProblems, /--shutdown-delay 0s/],
+    ["the hook on a named port", onSidecar((pod) => (appOf(pod).lifecycle.preStop.httpGet.port = "http")), drainHookProblems, /port http is no proxy's --listen port/],
+    ["the budget without the app's stop", onSidecar((pod) => (pod.terminationGracePeriodSeconds = 21)), timingProblems, /app stop 5s .* = 26s > terminationGracePeriodSeconds 21/],
+  ];
+}
 
 t.test("a Service that targets a sidecar's named port, and a PodMonitor port nobody declares, are caught", async (t) => {
   const objects: SourcedObject[] = parse(`

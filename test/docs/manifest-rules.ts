@@ -6,6 +6,12 @@ import type { KubeObject, PodOf, SourcedObject } from "./manifests.js";
 
 /** What the grace period must leave beyond the proxy's whole stop: the kubelet's own latency, a slow app exit. */
 export const GRACE_MARGIN_MS = 5_000;
+/**
+ * In the native sidecar form with the drain hooks, the app hears SIGTERM only after the drain:
+ * the grace period must still leave it at least this for its own stop (--app-stop-timeout's
+ * default, what the entrypoint form would give it).
+ */
+export const SIDECAR_APP_STOP_MS = 5_000;
 
 /** Volume types Pod Security "restricted" allows (everything else, hostPath first, is refused). */
 const RESTRICTED_VOLUMES = ["configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"];
@@ -103,6 +109,40 @@ function preStopSleepMs(container: KubeObject): number {
   return command?.[0]?.endsWith("sleep") ? Number(command[1]) * 1000 : 0;
 }
 
+/** The path of a container's `preStop: httpGet`, if that is its hook. */
+const preStopHttpPath = (container: KubeObject): string | undefined => container.lifecycle?.preStop?.httpGet?.path;
+
+/** Whether a container's `preStop` execs the proxy's `drain` command (CONTRACT §14). */
+const drainsOnPreStop = (container: KubeObject): boolean => {
+  const command = container.lifecycle?.preStop?.exec?.command as string[] | undefined;
+  return command !== undefined && /readiness-proxy$/.test(command[0] ?? "") && command.slice(1).join(" ") === "drain";
+};
+
+/**
+ * The native sidecar form's stop order (CONTRACT §14): an app container whose `preStop` is
+ * `httpGet /wait-for-drain` on the proxy's port, and a sidecar proxy whose `preStop` runs
+ * `readiness-proxy drain` against its admin listener (flag or env). Half of it is a mistake: the
+ * app's hook alone waits 5 s for a drain that never begins; the sidecar's alone drains while the
+ * app hears SIGTERM at once. A pod with neither passes.
+ */
+export function drainHookProblems(pod: KubeObject): string[] {
+  const problems: string[] = [];
+  const proxies = containersOf(pod).filter(isProxy);
+  const waiting = (pod.containers ?? []).filter((container: KubeObject) => preStopHttpPath(container) === "/wait-for-drain");
+  const draining = proxies.filter(drainsOnPreStop);
+  for (const proxy of draining) {
+    if (proxyConfig(proxy).adminListen === undefined) problems.push(`container ${proxy.name}: preStop runs readiness-proxy drain without --admin-listen (flag or READINESS_PROXY_ADMIN_LISTEN)`);
+    if (proxyConfig(proxy).shutdownDelayMs === 0) problems.push(`container ${proxy.name}: preStop drains with --shutdown-delay 0s: the endpoints have no time to drop the pod`);
+  }
+  for (const app of waiting) {
+    const port = Number(app.lifecycle.preStop.httpGet.port);
+    if (!proxies.some((proxy: KubeObject) => proxyConfig(proxy).listen.port === port)) problems.push(`container ${app.name}: preStop httpGet /wait-for-drain port ${app.lifecycle.preStop.httpGet.port} is no proxy's --listen port (a number: a hook's named port resolves in its own container)`);
+    if (draining.length === 0) problems.push(`container ${app.name}: preStop waits for a drain (/wait-for-drain) that no sidecar's preStop (readiness-proxy drain) begins`);
+  }
+  if (draining.length > 0 && waiting.length === 0) problems.push(`container ${draining[0]!.name}: preStop drains, but no app container's preStop waits for it (httpGet /wait-for-drain)`);
+  return problems;
+}
+
 /**
  * Timing of one pod with a proxy: the time between SIGTERM and the listener closing (the proxy's
  * --shutdown-delay, after any preStop sleep: in the sidecar form the app's, which the proxy's
@@ -124,7 +164,8 @@ export function timingProblems(pod: KubeObject): string[] {
       const detectMs = Number(probe.periodSeconds ?? 10) * Number(probe.failureThreshold ?? 3) * 1000;
       if (detectMs > delayMs) problems.push(`container ${container.name}: readinessProbe periodSeconds × failureThreshold = ${formatDuration(detectMs)} > the ${formatDuration(delayMs)} shutdown delay`);
     }
-    const appStopMs = config.appCommand.length > 0 ? config.appStopTimeoutMs : 0;
+    // The sidecar form's drain hooks: the app's stop comes after the drain, inside the same grace period.
+    const appStopMs = config.appCommand.length > 0 ? config.appStopTimeoutMs : drainsOnPreStop(proxy) ? SIDECAR_APP_STOP_MS : 0;
     const budgetMs = delayMs + config.shutdownTimeoutMs + appStopMs + GRACE_MARGIN_MS;
     if (budgetMs > graceMs) {
       problems.push(

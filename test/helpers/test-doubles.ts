@@ -29,3 +29,43 @@ export function closedPort(): Promise<number> {
     });
   });
 }
+
+/** Timers and a clock moved by hand: `advance` fires what has come due, in time order (for the Timers/clock interfaces of src/). */
+export class ManualTimers {
+  time: number;
+  #next = 1;
+  readonly #pending = new Map<number, { at: number; run: () => void }>();
+
+  constructor(start = 0) {
+    this.time = start;
+  }
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimeout(run: () => void, ms: number): unknown {
+    const id = this.#next++;
+    this.#pending.set(id, { at: this.time + ms, run });
+    return id;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.#pending.delete(handle as number);
+  }
+
+  /** How many timers are set and not yet fired or cleared. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  /** Moves the clock by `ms`, firing every timer due by then. */
+  advance(ms: number): void {
+    this.time += ms;
+    for (const [id, timer] of [...this.#pending].sort((a, b) => a[1].at - b[1].at)) {
+      if (timer.at > this.time || !this.#pending.has(id)) continue;
+      this.#pending.delete(id);
+      timer.run();
+    }
+  }
+}

@@ -16,14 +16,14 @@ const notEnforced: Verdict = { state: "not enforced", ready: true, ports: [15008
 const nothing: Verdict = { state: "present", ready: true, ports: [] };
 
 t.test("a healthy pod", async (t) => {
-  const evaluation = evaluate(report(present, { ok: true }), false);
+  const evaluation = evaluate(report(present, { ok: true }), { draining: false });
   t.equal(readyzJson(report(present), evaluation), '{"status":"ready"}');
   t.equal(readyzVerbose(evaluation), "[+]listener-8000 ok\n[+]listener-15008 ok\n[+]upstream ok\n[+]shutdown ok\nreadyz check passed\n");
 });
 
 t.test("a failing pod: the mesh port missing, the app answering 500", async (t) => {
   const failing = report(missing, { ok: false, reason: "status 500" });
-  const evaluation = evaluate(failing, false);
+  const evaluation = evaluate(failing, { draining: false });
   t.equal(readyzJson(failing, evaluation), '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008","upstream"]}');
   t.equal(
     readyzVerbose(evaluation),
@@ -32,35 +32,35 @@ t.test("a failing pod: the mesh port missing, the app answering 500", async (t) 
 });
 
 t.test("draining", async (t) => {
-  const evaluation = evaluate(report(nothing), true);
+  const evaluation = evaluate(report(nothing), { draining: true });
   t.equal(readyzJson(report(nothing), evaluation), '{"status":"not ready","draining":true,"failedChecks":["shutdown"]}');
   t.equal(readyzVerbose(evaluation), "[-]shutdown failed: draining\nreadyz check failed\n");
-  const both = evaluate(report(missing), true);
+  const both = evaluate(report(missing), { draining: true });
   t.equal(readyzJson(report(missing), both), '{"status":"not ready","missingListeners":[15008],"draining":true,"failedChecks":["listener-15008","shutdown"]}');
 });
 
 t.test("fail open: ok, with the reason it is not enforced", async (t) => {
-  const evaluation = evaluate(report(notEnforced), false);
+  const evaluation = evaluate(report(notEnforced), { draining: false });
   t.equal(readyzJson(report(notEnforced), evaluation), '{"status":"ready"}');
   t.equal(readyzVerbose(evaluation), "[+]listener-15008 ok (not enforced: socket table unreadable)\n[+]shutdown ok\nreadyz check passed\n");
 });
 
 t.test("exclude: the check does not count; an unknown name adds the warn line and nothing else", async (t) => {
   const failing = report(missing, { ok: false, reason: "timeout after 1s" });
-  const excluded = evaluate(failing, false, ["listener-15008", "upstream"]);
+  const excluded = evaluate(failing, { draining: false }, ["listener-15008", "upstream"]);
   t.equal(excluded.ready, true);
   t.equal(readyzJson(failing, excluded), '{"status":"ready"}');
   t.equal(
     readyzVerbose(excluded),
     "[+]listener-8000 ok\n[+]listener-15008 excluded: ok\n[+]upstream excluded: ok\n[+]shutdown ok\nreadyz check passed\n",
   );
-  const partly = evaluate(failing, false, ["upstream", "nope", "listener-1", "nope"]);
+  const partly = evaluate(failing, { draining: false }, ["upstream", "nope", "listener-1", "nope"]);
   t.equal(readyzJson(failing, partly), '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008"]}');
   t.equal(
     readyzVerbose(partly),
     '[+]listener-8000 ok\n[-]listener-15008 failed: not listening\n[+]upstream excluded: ok\n[+]shutdown ok\nwarn: some health checks cannot be excluded: no matches for "listener-1","nope"\nreadyz check failed\n',
   );
-  t.equal(readyzJson(report(missing), evaluate(report(missing), true, ["shutdown"])), '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008"]}');
+  t.equal(readyzJson(report(missing), evaluate(report(missing), { draining: true }, ["shutdown"])), '{"status":"not ready","missingListeners":[15008],"failedChecks":["listener-15008"]}');
 });
 
 t.test("per-check text", async (t) => {

@@ -42,13 +42,11 @@ export interface H2RoutingParts {
 export function routeStream(parts: H2RoutingParts, stream: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined): void {
   const { health } = parts;
   const healthPath = matchHealthPath(request.method, request.url);
-  if (healthPath !== undefined && (healthPath !== "single check" || health.ownsSingleCheck(request.url))) {
+  if (healthPath !== undefined && health.owns(healthPath, request.url)) {
     stream.on("error", ignore);
     stream.resume(); // a body sent with it is read and dropped
     const writer = streamWriter(stream, request);
-    if (healthPath === "liveness") health.liveness(writer);
-    else if (healthPath === "readiness") health.readiness(request, writer);
-    else health.singleCheck(request, writer);
+    health.answer(healthPath, request, writer);
     return;
   }
   for (const service of parts.localServices) {

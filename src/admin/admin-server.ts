@@ -1,0 +1,71 @@
+// The loopback admin listener (CONTRACT §14): POST /drain, POST|DELETE /maintenance and GET /status; operator actions, never proxying. Loaded only with --admin-listen.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ListenAddress } from "../config/listen-address.js";
+import { parseDuration } from "../config/duration.js";
+import { listen } from "../http/listen.js";
+import type { AdminStatus } from "./status.js";
+import { maintenanceDurationProblem, type MaintenanceMode } from "./maintenance.js";
+
+/** What the admin listener acts on (the daemon wires them). */
+export interface AdminActions {
+  /** Begins the drain without stopping (idempotent). */
+  drain(): void;
+  readonly maintenance: MaintenanceMode;
+  status(): Promise<AdminStatus>;
+}
+
+/** The listener; `start` opens it (a listen error rejects: exit 1 like the main listener's). */
+export class AdminServer {
+  readonly #server: Server;
+  readonly #address: ListenAddress;
+
+  constructor(address: ListenAddress, actions: AdminActions) {
+    this.#address = address;
+    this.#server = createServer((request, response) => {
+      // A body is never needed: read and dropped, so the connection can be reused.
+      request.resume();
+      route(actions, request, response).catch((error: unknown) => answer(response, 500, { error: error instanceof Error ? error.message : String(error) }));
+    });
+  }
+
+  start(): Promise<AddressInfo> {
+    return listen(this.#server, this.#address, " (--admin-listen)");
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+  }
+}
+
+async function route(actions: AdminActions, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? "/", "http://admin");
+  const method = request.method ?? "GET";
+  if (url.pathname === "/drain" && method === "POST") {
+    actions.drain();
+    return answer(response, 202, { draining: true });
+  }
+  if (url.pathname === "/maintenance" && method === "POST") {
+    const text = url.searchParams.get("for");
+    const forMs = text === null ? undefined : parseDuration(text);
+    const problem = text === null ? undefined : maintenanceDurationProblem(forMs);
+    if (problem !== undefined) return answer(response, 400, { error: `for: ${problem}, got ${JSON.stringify(text)}` });
+    actions.maintenance.turnOn(forMs);
+    return answer(response, 200, { maintenance: true, until: actions.maintenance.until });
+  }
+  if (url.pathname === "/maintenance" && method === "DELETE") {
+    actions.maintenance.turnOff();
+    return answer(response, 200, { maintenance: false });
+  }
+  if (url.pathname === "/status" && (method === "GET" || method === "HEAD")) return answer(response, 200, await actions.status());
+  answer(response, 404, { error: "not found" });
+}
+
+function answer(response: ServerResponse, status: number, body: unknown): void {
+  const text = `${JSON.stringify(body)}\n`;
+  response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", "content-length": Buffer.byteLength(text) });
+  response.end(text);
+}
