@@ -43,6 +43,7 @@ export function decideVerdict(requiredPorts: readonly number[], scan: ListenerSc
       unreadableTables: scan.unreadableTables.map((unreadable) => unreadable.table),
     };
   }
-  const unreachable = upstream && missing.includes(upstream.port) ? upstreamAddresses!.map((address) => formatSocket(address, upstream.port)) : [];
+  // Once each: SO_REUSEPORT workers (several sockets on one address) are one place to name.
+  const unreachable = upstream && missing.includes(upstream.port) ? [...new Set(upstreamAddresses!.map((address) => formatSocket(address, upstream.port)))] : [];
   return { state: "missing", ready: false, ports: requiredPorts, missing, ...(unreachable.length > 0 && { unreachable }) };
 }

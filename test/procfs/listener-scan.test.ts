@@ -64,6 +64,8 @@ t.test("the upstream's own port at the address the proxy connects to, over the k
     t.equal(verdict.state, state, `${fixture}, upstream ${upstream.hosts.join(" or ")}`);
     if (verdict.state === "missing") t.same(verdict.unreachable, unreachable, `${fixture}: where it does listen`);
   }
+  const workers = { listeningPorts: new Set([8000]), listenAddresses: new Map([[8000, ["::1", "::1", "10.0.0.7"]]]), unreadableTables: [] };
+  t.match(decideVerdict([8000], workers, v4), { state: "missing", unreachable: ["[::1]:8000", "10.0.0.7:8000"] }, "SO_REUSEPORT workers on one address: named once");
   const other = await new ListenerScanner({ procRoot: join(fixtures, "loopback-addresses") }).scan();
   t.equal(decideVerdict([8000], other).state, "present", "a port the operator requires counts at any address");
 });
