@@ -111,7 +111,7 @@ export class HpackEncoder {
   private encodeField(name: string, value: string, sensitive: boolean, out: ByteBuffer): void {
     const facts = this.facts.get(name);
     const policy = facts === undefined ? INDEX : facts.policy;
-    // Names we never index are never in our dynamic table (unless a relayed field brought one as sensitive, where the static name serves).
+    // Names we never index are never in our dynamic table: no lookup there.
     const dynamic = (policy === NOT_INDEX || policy === NEVER) && facts !== undefined && facts.staticIndex > 0 ? undefined : this.names.get(name);
     const never = sensitive || policy === NEVER || (policy === NEVER_WHEN_SHORT && value.length < 20);
     if (!never) {
