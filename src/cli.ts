@@ -144,6 +144,9 @@ function validateTogether({ fields, texts, given }: ReadOptions): Omit<Config, "
   if (given.has("upstreamGrpcService") && given.has("upstreamHealthPath")) {
     throw usageError(flagOf("upstreamGrpcService"), `expected either it or ${flagOf("upstreamHealthPath")}, not both`, texts.get("upstreamGrpcService"));
   }
+  const httpNames = new Set(fields.requiredHttpChecks.map((check) => check.name));
+  const twice = fields.requiredGrpcChecks.find((check) => httpNames.has(check.name));
+  if (twice) throw usageError(flagOf("requiredGrpcChecks"), `expected a name not used by ${flagOf("requiredHttpChecks")}`, twice.name);
   if (maxConcurrency === 0) {
     // A queue without a limit would never hold anything: the operator meant something else.
     const stray = LIMITER_OPTIONS.find((field) => given.has(field));

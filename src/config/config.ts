@@ -1,6 +1,7 @@
 // The validated configuration every part of the daemon reads: what the command line (src/cli.ts, from src/config/option-table.ts) produces.
 import type { Level } from "pino";
 import type { ListenAddress } from "./listen-address.js";
+import type { GrpcCheckSpec, HttpCheckSpec } from "./named-check-specs.js";
 import type { Upstream } from "./upstream-url.js";
 
 /** Everything the daemon needs, validated. Each field but `appCommand` has one row in src/config/option-table.ts. */
@@ -49,4 +50,8 @@ export interface Config {
   readonly accessLog: boolean;
   /** The protocol spoken to the app (CONTRACT §13): the client's own (`auto`), or always one. */
   readonly upstreamProtocol: "auto" | "http1" | "h2c";
+  /** Named HTTP checks (CONTRACT §15), in the order given; names unique across both kinds. */
+  readonly requiredHttpChecks: readonly HttpCheckSpec[];
+  /** Named gRPC health checks (CONTRACT §15), in the order given. */
+  readonly requiredGrpcChecks: readonly GrpcCheckSpec[];
 }

@@ -11,6 +11,7 @@ import {
   parsePositiveDurationOption,
   parseRequiredPorts,
 } from "./option-values.js";
+import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
 
 /**
@@ -278,6 +279,22 @@ export const OPTIONS = [
     env: "READINESS_PROXY_UPSTREAM_PROTOCOL",
     default: "auto",
     parse: (input, text) => UPSTREAM_PROTOCOLS.find((protocol) => protocol === text) ?? expected(input, "expected auto, http1 or h2c", text),
+  },
+  {
+    kind: "list",
+    field: "requiredHttpChecks",
+    flag: "--readiness-required-http <name=url>",
+    help: `a check <name> that passes while GET <url> answers 200-399 within --readiness-upstream-timeout (a mesh agent's readiness); repeatable, at most ${MAX_NAMED_CHECKS}`,
+    env: "READINESS_PROXY_REQUIRED_HTTP",
+    parse: parseHttpChecks,
+  },
+  {
+    kind: "list",
+    field: "requiredGrpcChecks",
+    flag: "--readiness-required-grpc <name=host:port[/service]>",
+    help: `a check <name> that passes while that server's grpc.health.v1 Check answers SERVING; repeatable, at most ${MAX_NAMED_CHECKS}`,
+    env: "READINESS_PROXY_REQUIRED_GRPC",
+    parse: parseGrpcChecks,
   },
 ] as const satisfies readonly OptionSpec[];
 

@@ -1,6 +1,7 @@
-// Logs readiness state changes, per-table read failures and the upstream check's state once per transition, never once per check.
+// Logs readiness state changes, per-table read failures and each probed check's state once per transition, never once per check.
 import type { Logger } from "pino";
-import type { ProbeOutcome } from "./upstream-probe.js";
+import type { ProbeOutcome, ProbeTarget } from "./probed-check.js";
+import { UPSTREAM_CHECK } from "./check-results.js";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import type { Verdict } from "./verdict.js";
 
@@ -13,6 +14,8 @@ export const LOG_MESSAGES = {
   tableReadableAgain: "TCP socket table readable again",
   upstreamFailing: "upstream health check failing; reporting not ready",
   upstreamPassing: "upstream health check passing",
+  checkFailing: "health check failing; reporting not ready",
+  checkPassing: "health check passing",
   stillFailing: "readiness check still failing",
 } as const;
 
@@ -60,24 +63,29 @@ export class TransitionLog {
   }
 }
 
-/** What the upstream check's lines name: `path` for the HTTP check, `service` for the gRPC one (§13). */
-export type UpstreamTarget = { readonly path: string } | { readonly service: string };
-
-/** The upstream check's two states, each logged once when entered (the first probe included). */
-export class UpstreamTransitionLog {
+/**
+ * A probed check's two states, each logged once when entered (the first probe included).
+ * `upstream` keeps its own messages (CONTRACT §4); a named check's lines say `check` and its target.
+ */
+export class ProbeTransitionLog {
   readonly #log: Logger;
-  readonly #target: UpstreamTarget;
+  readonly #fields: Readonly<Record<string, string>>;
+  readonly #failing: string;
+  readonly #passing: string;
   #lastOk: boolean | undefined;
 
-  constructor(log: Logger, target: UpstreamTarget) {
+  constructor(log: Logger, check: { readonly name: string; readonly target: ProbeTarget }) {
     this.#log = log;
-    this.#target = target;
+    const isUpstream = check.name === UPSTREAM_CHECK;
+    this.#fields = isUpstream ? check.target : { check: check.name, ...check.target };
+    this.#failing = isUpstream ? LOG_MESSAGES.upstreamFailing : LOG_MESSAGES.checkFailing;
+    this.#passing = isUpstream ? LOG_MESSAGES.upstreamPassing : LOG_MESSAGES.checkPassing;
   }
 
   record(outcome: ProbeOutcome): void {
     if (outcome.ok === this.#lastOk) return;
     this.#lastOk = outcome.ok;
-    if (outcome.ok) this.#log.info({ ...this.#target }, LOG_MESSAGES.upstreamPassing);
-    else this.#log.warn({ ...this.#target, ...(outcome.status === undefined ? { err: outcome.err } : { status: outcome.status }) }, LOG_MESSAGES.upstreamFailing);
+    if (outcome.ok) this.#log.info({ ...this.#fields }, this.#passing);
+    else this.#log.warn({ ...this.#fields, ...(outcome.status === undefined ? { err: outcome.err } : { status: outcome.status }) }, this.#failing);
   }
 }
