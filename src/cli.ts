@@ -175,5 +175,8 @@ export function describeConfig(config: Config): Record<string, string | number |
     shutdownBudget: formatDuration(config.shutdownDelayMs + config.shutdownTimeoutMs + (config.appCommand.length > 0 ? config.appStopTimeoutMs : 0)),
     ...(config.maxConcurrency > 0 && { maxConcurrency: config.maxConcurrency, maxQueue: config.maxQueue, queueTimeout: formatDuration(config.queueTimeoutMs) }),
     ...(config.accessLog && { accessLog: true }),
+    ...(config.idleTimeoutMs > 0 && { idleTimeout: formatDuration(config.idleTimeoutMs) }),
+    ...(config.maxRequestDurationMs > 0 && { maxRequestDuration: formatDuration(config.maxRequestDurationMs) }),
+    ...(config.maxConnectionAgeMs > 0 && { maxConnectionAge: formatDuration(config.maxConnectionAgeMs), maxConnectionAgeGrace: formatDuration(config.maxConnectionAgeGraceMs) }),
   };
 }

@@ -20,6 +20,7 @@ import { healthRoute } from "./grpc-health/h2-health-route.js";
 import { GrpcHealthService } from "./grpc-health/health-service.js";
 import { UpstreamPool } from "./relay/http1/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
+import { StreamDeadlines } from "./relay/stream-deadlines.js";
 import type { LocalH2Service } from "./relay/http2/h2-routing.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import type { Clock } from "./readiness/cached-check.js";
@@ -150,6 +151,11 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       garbage: new StreamGarbage(),
       limiter,
       accessLog: createAccessLog(accessLog, config.accessLog),
+      deadlines:
+        config.idleTimeoutMs > 0 || config.maxRequestDurationMs > 0
+          ? new StreamDeadlines({ idleMs: config.idleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault })
+          : undefined,
+      connectionAge: config.maxConnectionAgeMs > 0 ? { maxAgeMs: config.maxConnectionAgeMs, graceMs: config.maxConnectionAgeGraceMs } : undefined,
       reportFault,
     },
   });

@@ -50,6 +50,14 @@ export interface Config {
   readonly accessLog: boolean;
   /** The protocol spoken to the app (CONTRACT §13): the client's own (`auto`), or always one. */
   readonly upstreamProtocol: "auto" | "http1" | "h2c";
+  /** An exchange whose answer has begun (or whose upload is under way) and that moves no byte for this long is ended (CONTRACT §15); 0: off. */
+  readonly idleTimeoutMs: number;
+  /** An exchange running longer is ended, 504 before the head (CONTRACT §15); 0: off. */
+  readonly maxRequestDurationMs: number;
+  /** A client connection older than this (less up to 10 % jitter) is closed gracefully (CONTRACT §15); 0: off. */
+  readonly maxConnectionAgeMs: number;
+  /** After an HTTP/2 connection's GOAWAY for its age, how long its streams may finish before they are reset. */
+  readonly maxConnectionAgeGraceMs: number;
   /** Named HTTP checks (CONTRACT §15), in the order given; names unique across both kinds. */
   readonly requiredHttpChecks: readonly HttpCheckSpec[];
   /** Named gRPC health checks (CONTRACT §15), in the order given. */
