@@ -3,6 +3,7 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import http2 from "node:http2";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import t, { type Test } from "tap";
+import { parseCommandLine } from "../../src/cli.js";
 import { h2Connect, startH2Upstream } from "../helpers/h2.js";
 import { startTestDaemon, type TestDaemon } from "../helpers/in-process-daemon.js";
 import { scrapeText, seriesValue, untilSeries } from "../helpers/scrape.js";
@@ -38,6 +39,28 @@ function streamFrom(port: number, path: string, onChunk: (text: string) => void 
 }
 
 const ARGS = ["--access-log", "--metrics-listen", "127.0.0.1:0"];
+
+t.test("the options: off by default, flag and env, a bad duration is one usage line naming the flag, exit 2", async (t) => {
+  const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    let err = "";
+    const result = parseCommandLine(argv, env, { writeOut: () => {}, writeErr: (text) => (err += text) });
+    return { result, err: err.trimEnd() };
+  };
+  t.match(parse([]).result, { config: { idleTimeoutMs: 0, maxRequestDurationMs: 0, maxConnectionAgeMs: 0, maxConnectionAgeGraceMs: 30_000 } });
+  t.match(parse(["--idle-timeout", "3s", "--max-request-duration=1m30s"], { READINESS_PROXY_MAX_CONNECTION_AGE: "10m", READINESS_PROXY_MAX_CONNECTION_AGE_GRACE: "5s" }).result, {
+    config: { idleTimeoutMs: 3000, maxRequestDurationMs: 90_000, maxConnectionAgeMs: 600_000, maxConnectionAgeGraceMs: 5000 },
+  });
+  for (const [argv, env, line] of [
+    [["--idle-timeout", "5"], {}, 'error: --idle-timeout: expected a duration like 500ms, 1s or 1m30s, got "5"'],
+    [["--max-request-duration", "soon"], {}, 'error: --max-request-duration: expected a duration like 500ms, 1s or 1m30s, got "soon"'],
+    [[], { READINESS_PROXY_MAX_CONNECTION_AGE: "-1s" }, 'error: --max-connection-age: expected a duration like 500ms, 1s or 1m30s, got "-1s"'],
+    [["--max-connection-age-grace", "30"], {}, 'error: --max-connection-age-grace: expected a duration like 500ms, 1s or 1m30s, got "30"'],
+  ] as const) {
+    const { result, err } = parse([...argv], env);
+    t.same(result, { action: "exit", exitCode: 2 });
+    t.equal(err, line);
+  }
+});
 
 t.test("an SSE stream sending every 2 s lives through --idle-timeout 3s; when it stops it is cut after 3 s, both connections closed", async (t) => {
   const upstream = await startUpstream(t);
@@ -167,4 +190,41 @@ t.test("a WebSocket tunnel follows --idle-timeout: frames keep it, silence close
   // The tunnel's line is written at the proxy's own close of the client socket, which no event here says.
   await untilSeries(daemon.metricsPort!, "readiness_proxy_upgraded_connections", 0);
   await checkRecorded(t, daemon, "/ws", "idle", 101);
+});
+
+t.test("translated both ways: h2 client to an HTTP/1.1 app (idle: RST_STREAM CANCEL, the app's connection closed), HTTP/1.1 client to an h2c app (duration: cut, the app's stream CANCEL; 504 before the head)", async (t) => {
+  const h1App = await startUpstream(t);
+  const h1Closed = deferred();
+  h1App.handleRaw((req, res) => {
+    req.resume();
+    res.on("close", () => h1Closed.resolve());
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write("data: one\n\n");
+  });
+  const toH1 = await startTestDaemon(t, ["--upstream", h1App.url, "--upstream-protocol", "http1", "--idle-timeout", "500ms", ...ARGS]);
+  const session = h2Connect(t, toH1.port);
+  const stream = session.request({ ":path": "/h2-to-h1" });
+  stream.on("data", () => {});
+  stream.on("error", () => {});
+  t.equal(await new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1))), http2.constants.NGHTTP2_CANCEL, "h2 client: RST_STREAM CANCEL");
+  await h1Closed.promise;
+  t.pass("the HTTP/1.1 app's connection closed");
+  await checkRecorded(t, toH1, "/h2-to-h1", "idle", 200);
+
+  const h2App = await startH2Upstream(t);
+  const appReset = deferred<number>();
+  h2App.handle((h2Stream, headers) => {
+    if (headers[":path"] === "/late") return; // never answers
+    h2Stream.on("close", () => appReset.resolve(h2Stream.rstCode ?? -1));
+    h2Stream.respond({ ":status": 200 });
+    const timer = setInterval(() => h2Stream.write("tick\n"), 50);
+    h2Stream.on("close", () => clearInterval(timer));
+  });
+  const toH2c = await startTestDaemon(t, ["--upstream", h2App.url, "--upstream-protocol", "h2c", "--max-request-duration", "500ms", ...ARGS]);
+  const ticks = await streamFrom(toH2c.port, "/h1-to-h2c");
+  t.same([ticks.status, ticks.complete], [200, false], "HTTP/1.1 client: cut");
+  t.equal(await appReset.promise, http2.constants.NGHTTP2_CANCEL, "the h2c app's stream: RST_STREAM CANCEL");
+  await checkRecorded(t, toH2c, "/h1-to-h2c", "duration", 200);
+  const late = await streamFrom(toH2c.port, "/late");
+  t.same([late.status, late.complete], [504, true], "no head within the duration: 504");
 });
