@@ -113,7 +113,16 @@ export class RequestRecord implements WatchedExchange {
 
   /** The whole request is with the app: until its head comes, --response-header-timeout rules. */
   requestSent(): void {
-    if (this.#status === 0) this.#awaitingHead = true;
+    this.awaitingHead(true);
+  }
+
+  /**
+   * Whether --response-header-timeout rules now instead of the idle timeout: while the app's
+   * connection is being made (a black-holed app is a 504, not a cut), and once the request is all
+   * sent; not while an upload flows. No effect once the head came.
+   */
+  awaitingHead(waiting: boolean): void {
+    if (this.#status === 0) this.#awaitingHead = waiting;
   }
 
   /** A WebSocket is open: --idle-timeout still applies to it, --max-request-duration does not. */

@@ -228,3 +228,18 @@ t.test("translated both ways: h2 client to an HTTP/1.1 app (idle: RST_STREAM CAN
   const late = await streamFrom(toH2c.port, "/late");
   t.same([late.status, late.complete], [504, true], "no head within the duration: 504");
 });
+
+t.test("a head slower than --idle-timeout is the head timeout's business: the answer comes whole, over HTTP/1.1 and h2", async (t) => {
+  const upstream = await startUpstream(t);
+  // Three times the idle timeout before the head, with the request all sent.
+  upstream.handle((_req, res) => setTimeout(() => res.end("late but fine"), 900));
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--upstream-protocol", "http1", "--idle-timeout", "300ms", ...ARGS]);
+  t.same(await streamFrom(daemon.port, "/slow-head"), { status: 200, body: "late but fine", complete: true });
+  const session = h2Connect(t, daemon.port);
+  const stream = session.request({ ":path": "/slow-head-h2" });
+  let body = "";
+  stream.on("data", (chunk: Buffer) => (body += chunk.toString()));
+  const code = await new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  t.same([code, body], [http2.constants.NGHTTP2_NO_ERROR, "late but fine"]);
+  t.notOk(daemon.logs.records.some((record) => record.timeout !== undefined), "nothing ended by a deadline");
+});

@@ -127,8 +127,11 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#resendable());
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
-    // A connect that hangs (a black-holed address) counts against the head's deadline too.
-    else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    else {
+      // A connect that hangs (a black-holed address) counts against the head's deadline too.
+      this.#record.awaitingHead(true);
+      upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    }
   }
 
   onConnected(): void {
@@ -143,6 +146,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     this.#heldBody?.writeTo(upstream.socket, this.#framing === "chunked");
     this.#heldBody = undefined;
     if (this.#requestEnded) this.#sendRequestEnd(upstream);
+    else this.#record.awaitingHead(false);
     upstream.socket.uncork();
     this.#client.resumeForBody();
   }

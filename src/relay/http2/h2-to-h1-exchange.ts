@@ -74,7 +74,10 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     const upstream = this.#context.pool.acquire(this, false);
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
-    else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    else {
+      this.#record.awaitingHead(true);
+      upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    }
   }
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
@@ -104,6 +107,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#preRead = undefined;
     if (preRead !== undefined && preRead.length > 0) this.#writeBody(upstream, preRead);
     if (this.#clientEnded) this.#sendRequestEnd(upstream);
+    else this.#record.awaitingHead(false);
     upstream.socket.uncork();
     if (!this.#clientEnded) this.#client.resume();
   }
