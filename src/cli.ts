@@ -195,6 +195,9 @@ function validateTogether({ fields, texts, given, sources }: ReadOptions): Omit<
   if (given.has("upstreamGrpcService") && given.has("upstreamHealthPath")) {
     throw usageError(sourceOf("upstreamGrpcService"), `expected either it or ${flagOf("upstreamHealthPath")}, not both`, texts.get("upstreamGrpcService"));
   }
+  const httpNames = new Set(fields.requiredHttpChecks.map((check) => check.name));
+  const twice = fields.requiredGrpcChecks.find((check) => httpNames.has(check.name));
+  if (twice) throw usageError(flagOf("requiredGrpcChecks"), `expected a name not used by ${flagOf("requiredHttpChecks")}`, twice.name);
   if (maxConcurrency === 0) {
     // A queue without a limit would never hold anything: the operator meant something else.
     const stray = LIMITER_OPTIONS.find((field) => given.has(field));
@@ -238,5 +241,8 @@ export function describeConfig(config: Config): Record<string, string | number |
     ...(config.appStartWaitMs > 0 && { appStartWait: formatDuration(config.appStartWaitMs), appStartWaitFatal: config.appStartWaitFatal }),
     ...(config.appStopSignal && { appStopSignal: config.appStopSignal }),
     ...(config.adminListen && { adminListen: formatListenAddress(config.adminListen) }),
+    ...(config.idleTimeoutMs > 0 && { idleTimeout: formatDuration(config.idleTimeoutMs) }),
+    ...(config.maxRequestDurationMs > 0 && { maxRequestDuration: formatDuration(config.maxRequestDurationMs) }),
+    ...(config.maxConnectionAgeMs > 0 && { maxConnectionAge: formatDuration(config.maxConnectionAgeMs), maxConnectionAgeGrace: formatDuration(config.maxConnectionAgeGraceMs) }),
   };
 }

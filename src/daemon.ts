@@ -20,12 +20,13 @@ import { healthRoute } from "./grpc-health/h2-health-route.js";
 import { GrpcHealthService } from "./grpc-health/health-service.js";
 import { UpstreamPool } from "./relay/http1/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
+import { StreamDeadlines } from "./relay/stream-deadlines.js";
 import type { LocalH2Service } from "./relay/http2/h2-routing.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
+import type { Clock } from "./readiness/cached-check.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
-import { GrpcUpstreamProbe } from "./readiness/grpc-upstream-probe.js";
-import { UpstreamProbe } from "./readiness/upstream-probe.js";
+import { grpcCheck, httpCheck, upstreamCheck, type ProbedCheck } from "./readiness/probed-check.js";
 import { requiredListenerPorts, upstreamListener } from "./readiness/upstream-listener.js";
 import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
@@ -81,6 +82,8 @@ export interface DaemonOptions {
   readonly metrics?: MetricsFactory;
   /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
   readonly localH2Services?: readonly LocalH2Service[];
+  /** The readiness cache's clock; tests advance one by hand to count runs per TTL. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -88,7 +91,7 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [] }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock }: DaemonOptions): Daemon {
   // The operator's switch (CONTRACT §14), only with the admin listener; a change is told to gRPC watchers at once.
   const maintenance = config.adminListen ? new MaintenanceMode({ log, onChange: () => grpcHealth.drainBegan() }) : undefined;
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
@@ -96,20 +99,21 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   // The operator's ports, and in the entrypoint form the app's own (CONTRACT §8): one scan for all.
   const listenerOptions = { requiredPorts: config.requiredPorts, upstream: config.upstream, mode: config.upstreamListener, entrypointForm: config.appCommand.length > 0 };
   const requiredPorts = requiredListenerPorts(listenerOptions);
+  const probed = probedChecks(config);
   const metrics = createMetrics?.({
     drain,
-    checkNames: [...(maintenance ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, hasUpstreamCheck(config))],
+    checkNames: [...(maintenance ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, probed.map((check) => check.name))],
     overloadProtection: config.maxConcurrency > 0,
   });
   const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
-  const upstreamProbe = createUpstreamProbe(config);
   const readiness = new ReadinessCheck({
     requiredPorts,
     scanner: new ListenerScanner({ procRoot: config.procRoot, readTable }),
     log,
     ttlMs: config.cacheTtlMs,
-    upstream: upstreamProbe,
+    ...(clock && { clock }),
+    probed,
     warnAfterMs: config.warnAfterMs,
     observer: metrics?.readiness,
     // Its own port counts only where the proxy connects: an app on [::1] behind a 127.0.0.1 upstream is not ready.
@@ -181,6 +185,11 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       garbage: new StreamGarbage(),
       limiter,
       accessLog: createAccessLog(accessLog, config.accessLog),
+      deadlines:
+        config.idleTimeoutMs > 0 || config.maxRequestDurationMs > 0
+          ? new StreamDeadlines({ idleMs: config.idleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault })
+          : undefined,
+      connectionAge: config.maxConnectionAgeMs > 0 ? { maxAgeMs: config.maxConnectionAgeMs, graceMs: config.maxConnectionAgeGraceMs } : undefined,
       reportFault,
       inFlight,
     },
@@ -199,7 +208,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     closeUpstream: async () => {
       pool.close();
       h2cPool.close();
-      await upstreamProbe?.close();
+      await readiness.close();
     },
     afterDrain: async (reason) => {
       // --app-stop-signal, else the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
@@ -230,6 +239,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
         requiredListeners: requiredPorts,
         upstreamHealthPath: config.upstreamHealthPath,
         upstreamGrpcService: config.upstreamGrpcService,
+        ...(probed.length > 0 && { probedChecks: probed.map((check) => check.name) }),
         procRoot: config.procRoot,
         ...describeConfig(config),
         // Which build answers: a mixed x64/arm64 fleet is told apart from one log line.
@@ -270,18 +280,19 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   };
 }
 
-/** Whether the `upstream` check runs: an HTTP path or a gRPC service (never both: the CLI refuses it). */
-function hasUpstreamCheck(config: Config): boolean {
-  return config.upstreamHealthPath !== undefined || config.upstreamGrpcService !== undefined;
-}
-
-/** The `upstream` check's probe: GET of the app's path (§3b), or its grpc.health.v1 Check over h2c (§13). */
-function createUpstreamProbe(config: Config): UpstreamProbe | GrpcUpstreamProbe | undefined {
-  const { origin } = config.upstream;
+/**
+ * The checks answered by an endpoint, in check order: the named HTTP checks, the named gRPC
+ * checks (each in the order given), then the app's own (`upstream`): the mesh agent's
+ * readiness is a condition for traffic like a listener, the app's own health is nearest to it.
+ */
+function probedChecks(config: Config): ProbedCheck[] {
   const timeoutMs = config.upstreamHealthTimeoutMs;
-  if (config.upstreamGrpcService !== undefined) return new GrpcUpstreamProbe({ origin, service: config.upstreamGrpcService, timeoutMs });
-  if (config.upstreamHealthPath === undefined) return undefined;
-  return new UpstreamProbe({ origin, path: config.upstreamHealthPath, timeoutMs });
+  const upstream = upstreamCheck({ origin: config.upstream.origin, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs });
+  return [
+    ...config.requiredHttpChecks.map((spec) => httpCheck(spec, timeoutMs)),
+    ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs)),
+    ...(upstream ? [upstream] : []),
+  ];
 }
 
 /**

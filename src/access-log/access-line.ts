@@ -36,6 +36,8 @@ const KEYS = {
   remoteAddr: ascii(`,"remoteAddr":`),
   userAgent: ascii(`,"userAgent":`),
   aborted: ascii(`,"aborted":true`),
+  timeoutIdle: ascii(`,"timeout":"idle"`),
+  timeoutDuration: ascii(`,"timeout":"duration"`),
 };
 
 /** Bytes a line takes beyond its strings: the keys, the frame and five numbers of at most 24 characters each. */
@@ -127,6 +129,7 @@ export class AccessLineWriter implements LineEncoder<AccessLogEntry> {
       this.#string(userAgent, 0, userAgent.length);
     }
     if (entry.aborted === true) this.#bytes(KEYS.aborted);
+    if (entry.timeout !== undefined) this.#bytes(entry.timeout === "idle" ? KEYS.timeoutIdle : KEYS.timeoutDuration);
     this.#bytes(this.#tail);
     return this.#at;
   }

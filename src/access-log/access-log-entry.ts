@@ -33,4 +33,6 @@ export interface AccessLogEntry {
   readonly userAgent?: string | undefined;
   /** The client went away before its response ended (while queued included). */
   readonly aborted?: boolean | undefined;
+  /** Ended by --idle-timeout (`idle`) or --max-request-duration (`duration`), CONTRACT §15. */
+  readonly timeout?: "idle" | "duration" | undefined;
 }

@@ -1,6 +1,7 @@
 // The validated configuration every part of the daemon reads: what the command line (src/cli.ts, from src/config/option-table.ts) produces.
 import type { Level } from "pino";
 import type { ListenAddress } from "./listen-address.js";
+import type { GrpcCheckSpec, HttpCheckSpec } from "./named-check-specs.js";
 import type { Upstream } from "./upstream-url.js";
 
 /** Everything the daemon needs, validated. Each field but `appCommand` has one row in src/config/option-table.ts. */
@@ -57,4 +58,16 @@ export interface Config {
   readonly appStopSignal: NodeJS.Signals | undefined;
   /** The loopback admin listener (CONTRACT §14); undefined: off. */
   readonly adminListen: ListenAddress | undefined;
+  /** An exchange whose answer has begun (or whose upload is under way) and that moves no byte for this long is ended (CONTRACT §15); 0: off. */
+  readonly idleTimeoutMs: number;
+  /** An exchange running longer is ended, 504 before the head (CONTRACT §15); 0: off. */
+  readonly maxRequestDurationMs: number;
+  /** A client connection older than this (less up to 10 % jitter) is closed gracefully (CONTRACT §15); 0: off. */
+  readonly maxConnectionAgeMs: number;
+  /** After an HTTP/2 connection's GOAWAY for its age, how long its streams may finish before they are reset. */
+  readonly maxConnectionAgeGraceMs: number;
+  /** Named HTTP checks (CONTRACT §15), in the order given; names unique across both kinds. */
+  readonly requiredHttpChecks: readonly HttpCheckSpec[];
+  /** Named gRPC health checks (CONTRACT §15), in the order given. */
+  readonly requiredGrpcChecks: readonly GrpcCheckSpec[];
 }

@@ -12,6 +12,7 @@ import {
   parsePositiveDurationOption,
   parseRequiredPorts,
 } from "./option-values.js";
+import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
 
 /**
@@ -289,6 +290,14 @@ export const OPTIONS = [
     parse: parseDurationOption,
   },
   {
+    kind: "value",
+    field: "idleTimeoutMs",
+    flag: "--idle-timeout <duration>",
+    help: "end a proxied exchange that moves no byte either way for this long once its answer began (or while its upload runs); streams that keep moving live on; 0s: off",
+    default: "0s",
+    parse: parseDurationOption,
+  },
+  {
     kind: "switch",
     field: "appStartWaitFatal",
     flag: "--app-start-wait-fatal",
@@ -310,6 +319,46 @@ export const OPTIONS = [
     help: "serve POST /drain, POST|DELETE /maintenance and GET /status on this loopback address (default: off)",
     env: "READINESS_PROXY_ADMIN_LISTEN",
     parse: parseAdminListen,
+  },
+  {
+    kind: "value",
+    field: "maxRequestDurationMs",
+    flag: "--max-request-duration <duration>",
+    help: "end a proxied exchange running longer than this (504 when no answer began); WebSockets excepted; 0s: off",
+    default: "0s",
+    parse: parseDurationOption,
+  },
+  {
+    kind: "value",
+    field: "maxConnectionAgeMs",
+    flag: "--max-connection-age <duration>",
+    help: "close a client connection once this old, less up to 10% jitter (HTTP/1.1: Connection: close on its next answer; HTTP/2: GOAWAY); 0s: off",
+    default: "0s",
+    parse: parseDurationOption,
+  },
+  {
+    kind: "value",
+    field: "maxConnectionAgeGraceMs",
+    flag: "--max-connection-age-grace <duration>",
+    help: "after that GOAWAY, how long an HTTP/2 connection's streams may finish before they are reset",
+    default: "30s",
+    parse: parseDurationOption,
+  },
+  {
+    kind: "list",
+    field: "requiredHttpChecks",
+    flag: "--readiness-required-http <name=url>",
+    help: `a check <name> that passes while GET <url> answers 200-399 within --readiness-upstream-timeout (a mesh agent's readiness); repeatable, at most ${MAX_NAMED_CHECKS}`,
+    env: "READINESS_PROXY_REQUIRED_HTTP",
+    parse: parseHttpChecks,
+  },
+  {
+    kind: "list",
+    field: "requiredGrpcChecks",
+    flag: "--readiness-required-grpc <name=host:port[/service]>",
+    help: `a check <name> that passes while that server's grpc.health.v1 Check answers SERVING; repeatable, at most ${MAX_NAMED_CHECKS}`,
+    env: "READINESS_PROXY_REQUIRED_GRPC",
+    parse: parseGrpcChecks,
   },
 ] as const satisfies readonly OptionSpec[];
 

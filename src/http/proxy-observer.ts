@@ -1,7 +1,7 @@
 // What the proxy reports about each forwarded request (metrics implement it); the no-op makes the hot path skip even the clock.
 
 /** Why a request to the upstream failed, as metrics count it. */
-export type UpstreamErrorReason = "refused" | "reset" | "timeout" | "other";
+export type UpstreamErrorReason = "refused" | "reset" | "timeout" | "other" | "idle_timeout" | "max_duration";
 
 /** Told of every forwarded request; health paths are answered elsewhere and never reported. */
 export interface ProxyObserver {

@@ -6,7 +6,7 @@ import { LatencyHistogram } from "./latency-histogram.js";
 /** The `method` label's values: the standard methods, anything else `OTHER` (label values stay bounded). */
 const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "OTHER"] as const;
 const OTHER = METHODS.length - 1;
-const REASONS: readonly UpstreamErrorReason[] = ["refused", "reset", "timeout", "other"];
+const REASONS: readonly UpstreamErrorReason[] = ["refused", "reset", "timeout", "other", "idle_timeout", "max_duration"];
 
 /** A switch over string constants: cheaper per request than a search of the list. */
 function methodIndex(method: string): number {
@@ -66,7 +66,7 @@ export class RequestMetrics implements ProxyObserver {
     });
     new Counter({
       name: "readiness_proxy_upstream_errors_total",
-      help: "Requests the upstream failed before a response head, by reason.",
+      help: "Requests the upstream failed before a response head, by reason; idle_timeout and max_duration: exchanges ended by --idle-timeout or --max-request-duration.",
       labelNames: ["reason"],
       registers: [registry],
       collect() {

@@ -1,4 +1,4 @@
-// Named check results (CONTRACT §2, §14): `maintenance`, `listener-<port>` per required port, `upstream`, `shutdown`, each ok or a short fixed reason.
+// Named check results (CONTRACT §2, §14, §15): `maintenance`, `listener-<port>` per required port, the named HTTP and gRPC checks, `upstream`, `shutdown`, each ok or a short fixed reason.
 import type { Verdict } from "./verdict.js";
 
 /** One named check's outcome. `reason` is short and fixed: it is shown to unauthenticated callers. */
@@ -10,7 +10,7 @@ export type CheckResult =
 export interface ReadinessReport {
   /** The listener verdict (for `missingListeners` and the transition log). */
   readonly verdict: Verdict;
-  /** Every check but `shutdown`, in the contract's order: listeners ascending, then upstream. */
+  /** Every check but `shutdown`, in the contract's order: listeners ascending, the named checks, then upstream. */
   readonly checks: readonly CheckResult[];
 }
 
@@ -41,7 +41,22 @@ export function listenerResults(verdict: Verdict): CheckResult[] {
   }
 }
 
-/** The names of every configured check, in order, `shutdown` last: what `/readyz/<name>` and `?exclude` accept. */
-export function checkNames(requiredPorts: readonly number[], upstreamCheck: boolean): string[] {
-  return [...requiredPorts.map(listenerCheckName), ...(upstreamCheck ? [UPSTREAM_CHECK] : []), SHUTDOWN_CHECK];
+/**
+ * The names of every configured check, in order, `shutdown` last: what `/readyz/<name>` and
+ * `?exclude` accept. `probedNames` are the probed checks in their order (the named ones, then
+ * `upstream`).
+ */
+export function checkNames(requiredPorts: readonly number[], probedNames: readonly string[]): string[] {
+  return [...requiredPorts.map(listenerCheckName), ...probedNames, SHUTDOWN_CHECK];
 }
+
+/**
+ * Names a named check may not take: the built-in checks' and the gRPC health service's own
+ * (`readyz`, `livez`, `healthz` answer for the whole proxy; a check of that name could never be
+ * asked for alone).
+ */
+export function isReservedCheckName(name: string): boolean {
+  return RESERVED_NAMES.has(name) || /^listener-\d+$/.test(name);
+}
+
+const RESERVED_NAMES: ReadonlySet<string> = new Set([UPSTREAM_CHECK, SHUTDOWN_CHECK, "maintenance", "readyz", "livez", "healthz"]);

@@ -1,25 +1,17 @@
-// The readiness check behind /readyz: one socket-table scan and the upstream probe side by side, cached with one shared run per TTL.
+// The readiness check behind /readyz: one socket-table scan and every probed check (named ones, upstream) side by side, cached with one shared run per TTL.
 import type { Logger } from "pino";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
-import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, UPSTREAM_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
+import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
+import { probeSafely, type ProbedCheck } from "./probed-check.js";
 import { StillFailingLog } from "./still-failing.js";
-import { TransitionLog, UpstreamTransitionLog } from "./transitions.js";
+import { ProbeTransitionLog, TransitionLog } from "./transitions.js";
 import type { UpstreamListener } from "./upstream-listener.js";
-import type { ProbeOutcome } from "./upstream-probe.js";
 import { decideVerdict, type Verdict } from "./verdict.js";
 
 /** Anything that can scan the socket tables (ListenerScanner, or a counted fake in tests). */
 export interface Scanner {
   scan(): Promise<ListenerScan>;
-}
-
-/** The app's own health: an HTTP path (UpstreamProbe) or a gRPC service (GrpcUpstreamProbe), or a fake in tests. */
-export interface UpstreamHealth {
-  /** Exactly one of the two is set: what the transition lines name (`path`, or `service` for gRPC). */
-  readonly path?: string;
-  readonly service?: string;
-  probe(): Promise<ProbeOutcome>;
 }
 
 /** Told of each fresh run (metrics implement it); never of cached answers. */
@@ -35,8 +27,11 @@ export interface ReadinessCheckOptions {
   readonly log: Logger;
   readonly ttlMs: number;
   readonly clock?: Clock;
-  /** Also require the app's health path (--readiness-upstream-path). */
-  readonly upstream?: UpstreamHealth;
+  /**
+   * Checks answered by an endpoint, in check order: the named ones (--readiness-required-http,
+   * --readiness-required-grpc), then `upstream`. Each probe settles within its own timeout.
+   */
+  readonly probed?: readonly ProbedCheck[];
   /** --readiness-warn-after; undefined: never. */
   readonly warnAfterMs?: number;
   readonly observer?: ReadinessObserver;
@@ -54,13 +49,15 @@ const NOTHING_REQUIRED: ReadinessReport = { verdict: { state: "present", ready: 
 /** Answers "is every check passing?" at most one scan and one probe per TTL, however many callers. */
 export class ReadinessCheck {
   readonly #cache: CachedCheck<ReadinessReport> | undefined;
+  readonly #probed: readonly ProbedCheck[];
   /** Every configured check's name, `maintenance` first when there is one, `shutdown` last. */
   readonly names: readonly string[];
 
   constructor(options: ReadinessCheckOptions) {
-    const { requiredPorts, upstream } = options;
-    this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, upstream !== undefined)];
-    if (requiredPorts.length === 0 && upstream === undefined) return;
+    const { requiredPorts, probed = [] } = options;
+    this.#probed = probed;
+    this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, probed.map((check) => check.name))];
+    if (requiredPorts.length === 0 && probed.length === 0) return;
     const clock = options.clock ?? systemClock;
     const run = createRun(options, clock);
     this.#cache = new CachedCheck({ ttlMs: options.ttlMs, clock, run });
@@ -75,14 +72,19 @@ export class ReadinessCheck {
   check(): Promise<ReadinessReport> {
     return this.#cache ? this.#cache.get() : Promise.resolve(NOTHING_REQUIRED);
   }
+
+  /** At the end of the drain: every probe's own connection closes. */
+  async close(): Promise<void> {
+    await Promise.all(this.#probed.map((check) => check.probe.close()));
+  }
 }
 
-/** One run: the scan and the probe at once, so a slow app never delays the scan or the reverse. */
+/** One run: the scan and every probe at once, so a slow endpoint never delays the scan, another probe, or the reverse. */
 function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<ReadinessReport> {
-  const { requiredPorts, scanner, log, upstream, observer, upstreamListener, drain } = options;
-  const names = checkNames(requiredPorts, upstream !== undefined);
+  const { requiredPorts, scanner, log, probed = [], observer, upstreamListener, drain } = options;
+  const names = checkNames(requiredPorts, probed.map((check) => check.name));
   const transitions = new TransitionLog(log);
-  const upstreamTransitions = upstream ? new UpstreamTransitionLog(log, upstream.service === undefined ? { path: upstream.path ?? "" } : { service: upstream.service }) : undefined;
+  const probeTransitions = probed.map((check) => new ProbeTransitionLog(log, check));
   const stillFailing = options.warnAfterMs === undefined ? undefined : new StillFailingLog(log, options.warnAfterMs);
   const scanTables = async (): Promise<ListenerScan> => {
     const started = clock.now();
@@ -93,16 +95,22 @@ function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<
     return scan;
   };
   return async () => {
-    const [scan, outcome] = await Promise.all([requiredPorts.length > 0 ? scanTables() : undefined, upstream ? probeSafely(upstream) : undefined]);
+    const [scan, outcomes] = await Promise.all([
+      requiredPorts.length > 0 ? scanTables() : undefined,
+      Promise.all(probed.map((check) => probeSafely(check.probe))),
+    ]);
     const verdict: Verdict = scan ? decideVerdict(requiredPorts, scan, upstreamListener) : NOTHING_REQUIRED.verdict;
     const checks: CheckResult[] = listenerResults(verdict);
-    if (outcome) checks.push(outcome.ok ? { name: UPSTREAM_CHECK, ok: true } : { name: UPSTREAM_CHECK, ok: false, reason: outcome.reason });
+    outcomes.forEach((outcome, index) => {
+      const { name } = probed[index]!;
+      checks.push(outcome.ok ? { name, ok: true } : { name, ok: false, reason: outcome.reason });
+    });
     // The whole verdict as /readyz answers it, so that the lines below never claim ready while it is 503.
     const run = {
       failedChecks: [...(drain?.maintenance ? [MAINTENANCE_CHECK] : []), ...checks.filter((check) => !check.ok).map((check) => check.name), ...(drain?.draining ? [SHUTDOWN_CHECK] : [])],
     };
     const saidReady = scan ? transitions.record(scan, verdict, run) : false;
-    if (outcome) upstreamTransitions!.record(outcome);
+    outcomes.forEach((outcome, index) => probeTransitions[index]!.record(outcome));
     transitions.recordVerdict(run, saidReady, names);
     const report: ReadinessReport = { verdict, checks };
     stillFailing?.record(
@@ -125,14 +133,5 @@ async function scanSafely(scanner: Scanner): Promise<ListenerScan> {
       listeningPorts: new Set(),
       unreadableTables: SOCKET_TABLES.map((table) => ({ table, error: `scan failed: ${message}` })),
     };
-  }
-}
-
-/** A probe that throws is a failing probe: the app is not known to be ready (no fail-open here). */
-async function probeSafely(upstream: UpstreamHealth): Promise<ProbeOutcome> {
-  try {
-    return await upstream.probe();
-  } catch (error) {
-    return { ok: false, reason: "connection failed", err: error instanceof Error ? error.message : String(error) };
   }
 }

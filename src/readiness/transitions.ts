@@ -1,6 +1,7 @@
-// Logs readiness state changes, per-table read failures and the upstream check's state once per transition, never once per check; no line claims ready while another check fails.
+// Logs readiness state changes, per-table read failures and each probed check's state once per transition, never once per check; no line claims ready while another check fails.
 import type { Logger } from "pino";
-import type { ProbeOutcome } from "./upstream-probe.js";
+import type { ProbeOutcome, ProbeTarget } from "./probed-check.js";
+import { UPSTREAM_CHECK } from "./check-results.js";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import type { Verdict } from "./verdict.js";
 
@@ -18,6 +19,8 @@ export const LOG_MESSAGES = {
   tableReadableAgain: "TCP socket table readable again",
   upstreamFailing: "upstream health check failing; reporting not ready",
   upstreamPassing: "upstream health check passing",
+  checkFailing: "health check failing; reporting not ready",
+  checkPassing: "health check passing",
   stillFailing: "readiness check still failing",
 } as const;
 
@@ -96,23 +99,27 @@ export class TransitionLog {
   }
 }
 
-/** What the upstream check's lines name: `path` for the HTTP check, `service` for the gRPC one (§13). */
-export type UpstreamTarget = { readonly path: string } | { readonly service: string };
-
 /**
- * The upstream check's two states, each logged once when entered (the first probe included). The
- * failing line carries the same `reason` as `?verbose` and `/readyz/upstream` (`status 503`,
- * `status NOT_SERVING`, `grpc status 12`), and `status` or `err` for detail. Failing at start
- * (the app not answering yet) is info like a listener missing at start; failing after it passed is a warning.
+ * A probed check's two states, each logged once when entered (the first probe included).
+ * `upstream` keeps its own messages (CONTRACT §4); a named check's lines say `check` and its
+ * target. The failing line carries the same `reason` as `?verbose` and `/readyz/<name>` (`status
+ * 503`, `status NOT_SERVING`, `grpc status 12`), and `status` or `err` for detail. Failing at
+ * start (the app not answering yet) is info like a listener missing at start; failing after it
+ * passed is a warning.
  */
-export class UpstreamTransitionLog {
+export class ProbeTransitionLog {
   readonly #log: Logger;
-  readonly #target: UpstreamTarget;
+  readonly #fields: Readonly<Record<string, string>>;
+  readonly #failing: string;
+  readonly #passing: string;
   #lastOk: boolean | undefined;
 
-  constructor(log: Logger, target: UpstreamTarget) {
+  constructor(log: Logger, check: { readonly name: string; readonly target: ProbeTarget }) {
     this.#log = log;
-    this.#target = target;
+    const isUpstream = check.name === UPSTREAM_CHECK;
+    this.#fields = isUpstream ? check.target : { check: check.name, ...check.target };
+    this.#failing = isUpstream ? LOG_MESSAGES.upstreamFailing : LOG_MESSAGES.checkFailing;
+    this.#passing = isUpstream ? LOG_MESSAGES.upstreamPassing : LOG_MESSAGES.checkPassing;
   }
 
   record(outcome: ProbeOutcome): void {
@@ -120,11 +127,11 @@ export class UpstreamTransitionLog {
     const starting = this.#lastOk === undefined;
     this.#lastOk = outcome.ok;
     if (outcome.ok) {
-      this.#log.info({ ...this.#target }, LOG_MESSAGES.upstreamPassing);
+      this.#log.info({ ...this.#fields }, this.#passing);
       return;
     }
-    const fields = { ...this.#target, reason: outcome.reason, ...(outcome.status === undefined ? {} : { status: outcome.status }), ...(outcome.err === undefined ? {} : { err: outcome.err }) };
-    if (starting) this.#log.info(fields, LOG_MESSAGES.upstreamFailing);
-    else this.#log.warn(fields, LOG_MESSAGES.upstreamFailing);
+    const fields = { ...this.#fields, reason: outcome.reason, ...(outcome.status === undefined ? {} : { status: outcome.status }), ...(outcome.err === undefined ? {} : { err: outcome.err }) };
+    if (starting) this.#log.info(fields, this.#failing);
+    else this.#log.warn(fields, this.#failing);
   }
 }

@@ -8,6 +8,7 @@ import type { AccessLog } from "../access-log/access-log.js";
 import type { InFlightRequests } from "../http/in-flight.js";
 import type { ConcurrencyLimiter } from "../overload/concurrency-limiter.js";
 import type { UpstreamPool } from "./http1/upstream-pool.js";
+import type { StreamDeadlines } from "./stream-deadlines.js";
 
 /** Built once per relay; exchanges read it and never change it. */
 export interface RelayContext {
@@ -31,6 +32,10 @@ export interface RelayContext {
   readonly limiter: ConcurrencyLimiter | undefined;
   /** `--access-log`, or NO_ACCESS_LOG. */
   readonly accessLog: AccessLog;
+  /** --idle-timeout and --max-request-duration (CONTRACT §15); undefined when both are off (then nothing is watched). */
+  readonly deadlines?: StreamDeadlines | undefined;
+  /** --max-connection-age and its grace, in ms (0: off). */
+  readonly connectionAge?: { readonly maxAgeMs: number; readonly graceMs: number } | undefined;
   /** A defect of ours contained to one request or connection: `internal error` (throttled, with the stack) and the metric. */
   readonly reportFault: (error: unknown) => void;
   /** Proxied requests from admission to end: what a drain waits for (/wait-for-drain) and /status counts. */

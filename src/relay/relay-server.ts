@@ -95,6 +95,10 @@ export class RelayServer implements ConnectionHost, Listener {
     });
   }
 
+  get maxConnectionAgeMs(): number {
+    return this.#parts.context.connectionAge?.maxAgeMs ?? 0;
+  }
+
   get log(): Logger {
     return this.#parts.context.log;
   }

@@ -1,15 +1,25 @@
 // What one proxied request reports as it goes: its concurrency slot, the metrics observer's calls, and its access-log line at the end.
+import { withoutQuery } from "../access-log/access-log.js";
 import { requestIdOf } from "../http/request-id.js";
 import type { RequestView } from "../http/response-writer.js";
 import type { QueuedRequest } from "../overload/concurrency-limiter.js";
 import type { RelayContext } from "./relay-context.js";
+import type { DeadlineKind, WatchedExchange } from "./stream-deadlines.js";
+
+/** How an exchange obeys a deadline of §15: it ends itself (a 504 before the head, else a cut both ways). */
+export interface DeadlineTarget {
+  endForDeadline(kind: DeadlineKind): void;
+}
+
+/** The metric's reason for each deadline. */
+const DEADLINE_REASONS = { idle: "idle_timeout", duration: "max_duration" } as const;
 
 /**
  * One per proxied request. Every report is made once, whatever order the exchange ends in
  * (answered, failed, client gone, queued and refused). With metrics, the limiter and the
  * access log all off, no clock is read.
  */
-export class RequestRecord {
+export class RequestRecord implements WatchedExchange {
   readonly #context: RelayContext;
   readonly #request: RequestView;
   readonly #remoteAddress: string | undefined;
@@ -29,6 +39,13 @@ export class RequestRecord {
   #holdsSlot = false;
   #logged = false;
   #requestId: string | undefined;
+  /** Request body bytes sent on; with #bytesSent, the activity the deadlines' sweep reads. */
+  #bytesReceived = 0;
+  #deadlineTarget: DeadlineTarget | undefined;
+  #timeout: DeadlineKind | undefined;
+  /** The request is all sent and its head has not come: the head timeout rules, not the idle one. */
+  #awaitingHead = false;
+  #tunnel = false;
 
   constructor(context: RelayContext, request: RequestView, remoteAddress: string | undefined, protocol: "HTTP/1.1" | "HTTP/2" = "HTTP/1.1") {
     this.#context = context;
@@ -44,11 +61,19 @@ export class RequestRecord {
     return (this.#requestId ??= requestIdOf(this.#request));
   }
 
-  /** Sent on to the app (at once, or after `queueMs` in the limiter's queue, which gave it `slot`): in flight from here. */
-  admitted(slot: boolean, queueMs: number | undefined): void {
+  /**
+   * Sent on to the app (at once, or after `queueMs` in the limiter's queue, which gave it `slot`):
+   * in flight from here, and watched by --idle-timeout and --max-request-duration when they are on.
+   */
+  admitted(slot: boolean, queueMs: number | undefined, target?: DeadlineTarget): void {
     this.#holdsSlot = slot;
     this.#queueMs = queueMs;
     this.#era = this.#context.inFlight.begin();
+    const deadlines = this.#context.deadlines;
+    if (deadlines !== undefined && target !== undefined) {
+      this.#deadlineTarget = target;
+      deadlines.watch(this);
+    }
     if (this.#context.observer.enabled) {
       this.#context.observer.requestStarted();
       this.#inFlight = true;
@@ -68,6 +93,7 @@ export class RequestRecord {
 
   /** The upstream's response head came. */
   upstreamHead(status: number): void {
+    this.#awaitingHead = false;
     if (this.#timed) this.#upstreamMs = performance.now() - this.#startedAt;
     this.responseHead(status);
   }
@@ -81,6 +107,58 @@ export class RequestRecord {
 
   bodySent(bytes: number): void {
     this.#bytesSent += bytes;
+  }
+
+  /** Request body bytes went on to the app (or a tunnel's bytes from the client). */
+  bodyReceived(bytes: number): void {
+    this.#bytesReceived += bytes;
+  }
+
+  /** The whole request is with the app: until its head comes, --response-header-timeout rules. */
+  requestSent(): void {
+    this.awaitingHead(true);
+  }
+
+  /**
+   * Whether --response-header-timeout rules now instead of the idle timeout: while the app's
+   * connection is being made (a black-holed app is a 504, not a cut), and once the request is all
+   * sent; not while an upload flows. No effect once the head came.
+   */
+  awaitingHead(waiting: boolean): void {
+    if (this.#status === 0) this.#awaitingHead = waiting;
+  }
+
+  /** A WebSocket is open: --idle-timeout still applies to it, --max-request-duration does not. */
+  tunnelOpened(): void {
+    this.#tunnel = true;
+    this.#awaitingHead = false;
+  }
+
+  get activity(): number {
+    return this.#bytesSent + this.#bytesReceived;
+  }
+
+  get idleApplies(): boolean {
+    return !this.#awaitingHead;
+  }
+
+  get durationApplies(): boolean {
+    return !this.#tunnel;
+  }
+
+  /** The deadlines' sweep found it past a limit: counted, logged (throttled), then the exchange ends itself. */
+  deadlineReached(kind: DeadlineKind): void {
+    this.#timeout = kind;
+    this.#context.observer.upstreamError(DEADLINE_REASONS[kind]);
+    const request = this.#request;
+    this.#context.errorLog.warn(kind === "idle" ? "idle timeout: exchange ended" : "max request duration: exchange ended", {
+      requestId: this.requestId,
+      method: request.method,
+      url: withoutQuery(request.url),
+      timeout: kind,
+      headSent: this.#status !== 0,
+    });
+    this.#deadlineTarget?.endForDeadline(kind);
   }
 
   /** The exchange with the app is over (a tunnel's too, once open): no longer in flight. */
@@ -105,6 +183,10 @@ export class RequestRecord {
   finished(aborted: boolean): void {
     this.ended();
     this.releaseSlot();
+    if (this.#deadlineTarget !== undefined) {
+      this.#context.deadlines?.unwatch(this);
+      this.#deadlineTarget = undefined;
+    }
     if (this.#logged || !this.#context.accessLog.enabled) return;
     this.#logged = true;
     const request = this.#request;
@@ -121,7 +203,9 @@ export class RequestRecord {
       requestId: this.requestId,
       remoteAddr: this.#remoteAddress,
       userAgent: request.header("user-agent"),
-      aborted,
+      // Ended by a deadline of ours, not by the client leaving.
+      aborted: aborted && this.#timeout === undefined,
+      timeout: this.#timeout,
     });
   }
 }

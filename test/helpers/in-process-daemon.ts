@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { createDaemon, type Daemon, type MetricsFactory } from "../../src/daemon.js";
 import { metricsFactory } from "../../src/metrics/metrics.js";
 import type { TableReader } from "../../src/procfs/listener-scan.js";
+import type { Clock } from "../../src/readiness/cached-check.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
 
 export interface TestDaemon extends Daemon {
@@ -16,7 +17,7 @@ export interface TestDaemon extends Daemon {
 }
 
 /** Starts a daemon for `t` and stops it (listener and upstream pool) when `t` ends. */
-export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader): Promise<TestDaemon> {
+export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader, extra: { readonly clock?: Clock } = {}): Promise<TestDaemon> {
   const commandLine = parseCommandLine(["--listen", "127.0.0.1:0", ...args], {}, { writeOut: () => {}, writeErr: (text) => t.comment(text) });
   if (commandLine.action !== "run") throw new Error(`arguments refused: ${args.join(" ")}`);
   const logs = captureLog();
@@ -28,7 +29,7 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
       const created = metricsFactory(config.metricsListen!, logs.log)(parts);
       return { ...created, start: async () => (metricsPort = (await created.start()).port) };
     });
-  const daemon = createDaemon({ ...config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable, metrics });
+  const daemon = createDaemon({ ...config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable, metrics, ...extra });
   const address = await daemon.start();
   t.teardown(async () => {
     daemon.server.closeAllConnections();

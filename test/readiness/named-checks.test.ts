@@ -1,9 +1,9 @@
 // The named checks over fakes: one scan and one probe per run, both side by side; failures never wedge it; the still-failing line once per episode.
 import t from "tap";
 import type { ListenerScan } from "../../src/procfs/listener-scan.js";
-import { ReadinessCheck, type ReadinessObserver, type Scanner, type UpstreamHealth } from "../../src/readiness/readiness-check.js";
+import { ReadinessCheck, type ReadinessObserver, type Scanner } from "../../src/readiness/readiness-check.js";
 import { LOG_MESSAGES } from "../../src/readiness/transitions.js";
-import type { ProbeOutcome } from "../../src/readiness/upstream-probe.js";
+import type { HealthProbe, ProbeOutcome, ProbedCheck } from "../../src/readiness/probed-check.js";
 import { captureLog } from "../helpers/log-capture.js";
 import { ManualClock, deferred } from "../helpers/test-doubles.js";
 
@@ -16,8 +16,7 @@ class CountedScanner implements Scanner {
   }
 }
 
-class ScriptedUpstream implements UpstreamHealth {
-  readonly path = "/ready";
+class ScriptedProbe implements HealthProbe {
   calls = 0;
   next: ProbeOutcome | Error | Promise<ProbeOutcome> = { ok: true, status: 200 };
   probe(): Promise<ProbeOutcome> {
@@ -26,29 +25,75 @@ class ScriptedUpstream implements UpstreamHealth {
     if (next instanceof Error) throw next;
     return Promise.resolve(next);
   }
+  async close(): Promise<void> {}
 }
 
-function setUp(options: { ports?: number[]; upstream?: boolean; warnAfterMs?: number; observer?: ReadinessObserver } = {}) {
+function setUp(options: { ports?: number[]; upstream?: boolean; named?: string[]; warnAfterMs?: number; observer?: ReadinessObserver } = {}) {
   const logs = captureLog();
   const clock = new ManualClock();
   const scanner = new CountedScanner();
-  const upstream = new ScriptedUpstream();
+  const upstream = new ScriptedProbe();
+  const named = new Map((options.named ?? []).map((name) => [name, new ScriptedProbe()]));
+  const probed: ProbedCheck[] = [...named].map(([name, probe]) => ({ name, target: { url: `http://127.0.0.1:15021/${name}` }, probe }));
+  if (options.upstream !== false) probed.push({ name: "upstream", target: { path: "/ready" }, probe: upstream });
   const check = new ReadinessCheck({
     requiredPorts: options.ports ?? [15008],
     scanner,
     log: logs.log,
     ttlMs: 1000,
     clock,
-    upstream: options.upstream === false ? undefined : upstream,
+    probed,
     warnAfterMs: options.warnAfterMs,
     observer: options.observer,
   });
-  return { logs, clock, scanner, upstream, check };
+  return { logs, clock, scanner, upstream, named, check };
 }
 
 t.test("names in the contract's order", async (t) => {
   t.same(setUp({ ports: [8000, 15008] }).check.names, ["listener-8000", "listener-15008", "upstream", "shutdown"]);
   t.same(setUp({ ports: [], upstream: false }).check.names, ["shutdown"]);
+  t.same(setUp({ ports: [15008], named: ["istio", "sql"] }).check.names, ["listener-15008", "istio", "sql", "upstream", "shutdown"]);
+});
+
+t.test("1,000 callers: one scan and one run of every probed check per TTL, results in check order", async (t) => {
+  const { check, scanner, upstream, named, clock } = setUp({ named: ["istio", "sql"] });
+  const hung = deferred<ProbeOutcome>();
+  named.get("sql")!.next = hung.promise;
+  named.get("istio")!.next = { ok: false, reason: "status 503", status: 503 };
+  for (let ttl = 0; ttl < 3; ttl++) {
+    const reports = await Promise.all(
+      Array.from({ length: 1000 }, (_, index) => {
+        if (index === 500 && ttl === 0) hung.resolve({ ok: true, status: 200 });
+        return check.check();
+      }),
+    );
+    t.ok(reports.every((report) => report === reports[0]), "one report shared");
+    t.same(reports[0]!.checks.map((result) => result.name), ["listener-15008", "istio", "sql", "upstream"]);
+    t.equal(reports[0]!.checks[1]!.ok, false);
+    t.same([scanner.calls, named.get("istio")!.calls, named.get("sql")!.calls, upstream.calls], [ttl + 1, ttl + 1, ttl + 1, ttl + 1], `one run in TTL ${ttl}`);
+    clock.time += 1000;
+  }
+});
+
+t.test("a named check's transitions are logged once each, with its name and target", async (t) => {
+  const { check, named, clock, logs } = setUp({ ports: [], upstream: false, named: ["istio"] });
+  for (const outcome of [
+    { ok: false, reason: "connection refused", err: "ECONNREFUSED" },
+    { ok: false, reason: "status 503", status: 503 },
+    { ok: true, status: 200 },
+    { ok: true, status: 200 },
+  ] satisfies ProbeOutcome[]) {
+    named.get("istio")!.next = outcome;
+    await check.check();
+    clock.time += 1000;
+  }
+  t.same(
+    logs.records.filter((record) => record.msg.startsWith("health check")).map((record) => [record.msg, record.check, record.url, record.err]),
+    [
+      [LOG_MESSAGES.checkFailing, "istio", "http://127.0.0.1:15021/istio", "ECONNREFUSED"],
+      [LOG_MESSAGES.checkPassing, "istio", "http://127.0.0.1:15021/istio", undefined],
+    ],
+  );
 });
 
 t.test("one scan and one probe per TTL however many callers, started side by side", async (t) => {

@@ -123,8 +123,12 @@ t.test("no line says reporting ready while another check or the drain keeps /rea
   const scanner = new ScriptedScanner();
   const drain = { draining: false };
   let appOk = false;
-  const upstream = { path: "/ready", probe: async () => (appOk ? { ok: true as const, status: 200 } : { ok: false as const, reason: "status 503", status: 503 }) };
-  const check = new ReadinessCheck({ requiredPorts: [8000], scanner, log, ttlMs: 1000, clock, upstream, drain });
+  const upstream = {
+    name: "upstream",
+    target: { path: "/ready" },
+    probe: { probe: async () => (appOk ? { ok: true as const, status: 200 } : { ok: false as const, reason: "status 503", status: 503 }), close: async () => {} },
+  };
+  const check = new ReadinessCheck({ requiredPorts: [8000], scanner, log, ttlMs: 1000, clock, probed: [upstream], drain });
   // [listening, app ok, draining, the lines this run adds]
   const steps: Array<[number[], boolean, boolean, string[]]> = [
     [[], false, false, [LOG_MESSAGES.missing, LOG_MESSAGES.upstreamFailing]],

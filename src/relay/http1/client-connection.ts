@@ -10,6 +10,7 @@ import { RequestPipeline } from "./request-pipeline.js";
 import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
 import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer } from "./connection-refusals.js";
+import { scheduleConnectionAge } from "../connection-age.js";
 
 /** What the connection asks of the server that accepted it. */
 export interface ConnectionHost {
@@ -19,6 +20,8 @@ export interface ConnectionHost {
   readonly draining: boolean;
   /** The coarse clock the server's sweep advances (ms). */
   readonly now: number;
+  /** --max-connection-age in ms; 0: connections live as long as keep-alive lets them. */
+  readonly maxConnectionAgeMs: number;
   /** Where the connection's parser is lent from while it reads. */
   readonly parsers: ParserPool;
   forget(connection: ClientConnection): void;
@@ -64,6 +67,8 @@ export class ClientConnection {
   headStartedAt = 0;
   /** When the connection last became idle, or began closing (coarse clock). */
   idleSince: number;
+  /** Cancels the --max-connection-age timer. */
+  readonly #cancelAge: () => void;
 
   constructor(socket: Socket, host: ConnectionHost) {
     this.socket = socket;
@@ -90,6 +95,7 @@ export class ClientConnection {
     socket.on("end", () => this.#contained(this.#onEnd));
     socket.on("error", () => socket.destroy());
     socket.on("close", () => this.#contained(this.#onClose));
+    this.#cancelAge = scheduleConnectionAge(host.maxConnectionAgeMs, () => this.#contained(this.#aged));
   }
 
   /** Runs an event handler inside this connection's fault boundary. */
@@ -190,9 +196,21 @@ export class ClientConnection {
     return this.#requests.parsing === undefined && this.headStartedAt === 0 && this.#lastKeepAlive && !this.#reader.holdingForUpgrade && this.#pendingError === undefined && !this.#closeAfter && !this.#ending && !this.#detached && !this.#faulted;
   }
 
+  /**
+   * --max-connection-age (CONTRACT §15): an idle connection is closed now; a busy one closes after
+   * its current answer, which says `Connection: close` unless its head is out already.
+   */
+  #aged(): void {
+    if (this.#detached || this.#ending) return;
+    this.#closeAfter = true;
+    if (this.idle) this.#end();
+  }
+
   /** The socket is the tunnel's now: no more parsing; the bytes read after the upgrade head are handed over. */
   detach(): Buffer {
     this.#detached = true;
+    // A tunnel follows --idle-timeout; HTTP/2 has its own age (h2-listener.ts).
+    this.#cancelAge();
     this.socket.removeAllListeners("drain");
     return this.#reader.handOver();
   }
@@ -356,6 +374,7 @@ export class ClientConnection {
   #onClose(): void {
     // First, so that a fault below still leaves nothing of this connection behind.
     this.#host.forget(this);
+    this.#cancelAge();
     this.#reader.close();
     const { active, others } = this.#requests.takeAll();
     active?.onClientGone();

@@ -9,7 +9,8 @@ import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate
 import { faultAt } from "../fault-injection.js";
 import { recordGrpcFormError, refusalAnswer } from "../own-errors.js";
 import type { RelayContext } from "../relay-context.js";
-import { RequestRecord } from "../request-record.js";
+import { RequestRecord, type DeadlineTarget } from "../request-record.js";
+import type { DeadlineKind } from "../stream-deadlines.js";
 import { LAST_CHUNK, responseFramingFor, writeBodyChunk } from "./body-framing.js";
 import type { ClientConnection } from "./client-connection.js";
 import type { RequestBodyFraming } from "./forwarded-request-head.js";
@@ -26,7 +27,7 @@ import { openTunnel } from "./tunnel.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
-export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter {
+export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter, DeadlineTarget {
   readonly #context: RelayContext;
   readonly #client: ClientConnection;
   readonly #request: RequestHead;
@@ -49,6 +50,8 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   #interimHeads = 0;
   #retried = false;
   #done = false;
+  /** Set while a WebSocket tunnel is open: what ends it. */
+  #cutTunnel: (() => void) | undefined;
 
   constructor(context: RelayContext, client: ClientConnection, request: RequestHead) {
     this.#context = context;
@@ -86,7 +89,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
     // First: the slot is this request's to release, whatever fails after.
-    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    this.#record.admitted(waitedMs !== undefined, waitedMs, this);
     try {
       faultAt("limiter admit");
       this.#sendOn();
@@ -121,8 +124,11 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#resendable());
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
-    // A connect that hangs (a black-holed address) counts against the head's deadline too.
-    else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    else {
+      // A connect that hangs (a black-holed address) counts against the head's deadline too.
+      this.#record.awaitingHead(true);
+      upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    }
   }
 
   onConnected(): void {
@@ -137,6 +143,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     this.#heldBody?.writeTo(upstream.socket, this.#framing === "chunked");
     this.#heldBody = undefined;
     if (this.#requestEnded) this.#sendRequestEnd(upstream);
+    else this.#record.awaitingHead(false);
     upstream.socket.uncork();
     this.#client.resumeForBody();
   }
@@ -144,6 +151,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   onRequestBody(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
     if (this.#done || this.#responseStarted) return; // answered already (an early 413): the rest is discarded
+    this.#record.bodyReceived(chunk.length);
     const upstream = this.#upstream;
     if (upstream === undefined || !upstream.connected) {
       if ((this.#heldBody ??= new HeldRequestBody()).hold(chunk)) this.#client.pauseForBody();
@@ -162,6 +170,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   #sendRequestEnd(upstream: UpstreamConnection): void {
     if (this.#framing === "chunked") upstream.write(LAST_CHUNK);
     this.#requestSent = true;
+    this.#record.requestSent();
     upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
   }
 
@@ -238,8 +247,30 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     this.#done = true;
     this.#upstream = undefined;
     this.#record.ended();
+    this.#record.tunnelOpened();
     const clientRest = this.#client.detach();
-    openTunnel(this.#client.socket, upstreamSocket, clientRest, rest, this.#context.observer, () => this.#record.finished(false), this.#context.reportFault);
+    const record = this.#record;
+    this.#cutTunnel = openTunnel(this.#client.socket, upstreamSocket, clientRest, rest, this.#context.observer, () => record.finished(false), this.#context.reportFault, this.#context.deadlines && record);
+  }
+
+  /**
+   * --idle-timeout or --max-request-duration (CONTRACT §15, the rule in stream-deadlines.ts):
+   * past the duration with no byte of an answer sent, a 504; otherwise both connections close
+   * and the answer is cut, so it can never look complete.
+   */
+  endForDeadline(kind: DeadlineKind): void {
+    if (this.#cutTunnel !== undefined) return this.#cutTunnel();
+    if (this.#done) return;
+    const answerBegun = this.#responseStarted;
+    this.#release();
+    if (kind === "duration" && !answerBegun && !this.#client.socket.destroyed) {
+      // The rest of the request body, if any, must not be read as a next request.
+      this.#client.closeAfterAnswer();
+      this.#finishWithPage(504, this.#record.requestId);
+      return;
+    }
+    this.#record.finished(false);
+    this.#client.destroy();
   }
 
   onResponseBody(chunk: Buffer): void {

@@ -1,4 +1,4 @@
-// A WebSocket after its 101: two sockets piped both ways, raw bytes, each side's end or error closing the other.
+// A WebSocket after its 101: two sockets piped both ways, raw bytes, each side's end or error closing the other; counted for --idle-timeout when it is on.
 import type { Socket } from "node:net";
 import type { ProxyObserver } from "../../http/proxy-observer.js";
 import { faultAt, faultsArmed } from "../fault-injection.js";
@@ -7,7 +7,9 @@ import { faultAt, faultsArmed } from "../fault-injection.js";
  * Joins the client and upstream sockets. `clientRest` came from the client after its handshake
  * head, `upstreamRest` from the app after its 101; each goes first to the other side.
  * `onClosed` runs once, when the tunnel is gone (its concurrency slot is free then). A defect
- * in its callbacks closes this tunnel only, reported through `reportFault`.
+ * in its callbacks closes this tunnel only, reported through `reportFault`. With `activity`
+ * (only when --idle-timeout or --max-request-duration is on) the bytes each way are counted
+ * for the deadlines' sweep. Returns what closes the tunnel, both sides at once.
  */
 export function openTunnel(
   client: Socket,
@@ -17,7 +19,8 @@ export function openTunnel(
   observer: ProxyObserver,
   onClosed: () => void,
   reportFault: (error: unknown) => void,
-): void {
+  activity?: { bodySent(bytes: number): void; bodyReceived(bytes: number): void },
+): () => void {
   const contained = (handler: () => void) => () => {
     try {
       handler();
@@ -46,10 +49,18 @@ export function openTunnel(
     client.on("data", seam);
     upstream.on("data", seam);
   }
+  if (activity !== undefined) {
+    client.on("data", (chunk: Buffer) => activity.bodyReceived(chunk.length));
+    upstream.on("data", (chunk: Buffer) => activity.bodySent(chunk.length));
+  }
   if (upstreamRest.length > 0) client.write(upstreamRest);
   if (clientRest.length > 0) upstream.write(clientRest);
   client.pipe(upstream);
   upstream.pipe(client);
   client.resume();
   upstream.resume();
+  return () => {
+    client.destroy();
+    upstream.destroy();
+  };
 }

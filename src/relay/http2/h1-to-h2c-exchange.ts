@@ -16,7 +16,8 @@ import { relaysTransferCoding } from "../http1/forward-plan.js";
 import type { RelayContext } from "../relay-context.js";
 import { sendOwnAnswer } from "../http1/own-answer.js";
 import type { RequestHead } from "../http1/request-head.js";
-import { RequestRecord } from "../request-record.js";
+import { RequestRecord, type DeadlineTarget } from "../request-record.js";
+import type { DeadlineKind } from "../stream-deadlines.js";
 import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { h1ToH2cHeaders } from "./h2-forward-headers.js";
@@ -29,7 +30,7 @@ const NGHTTP2_FLAG_END_STREAM = 0x1;
 const HELD_BODY_BYTES = 64 * 1024;
 
 /** One per request; the connection runs it in pipelining order like any Transaction. */
-export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSessionUser, ResponseWriter {
+export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSessionUser, ResponseWriter, DeadlineTarget {
   readonly #context: RelayContext;
   readonly #pool: H2cPool;
   readonly #client: ClientConnection;
@@ -84,7 +85,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
 
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
-    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    this.#record.admitted(waitedMs !== undefined, waitedMs, this);
     // Answered as the HTTP/1.1 relay does, once the body has somewhere to go (held until the stream exists).
     if (expectsContinue(this.#request)) this.#client.write(CONTINUE_HEAD);
     // The head's deadline runs from here, the connection's setup included (an app that accepts
@@ -155,6 +156,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   onRequestBody(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
     if (this.#done || this.#responseStarted && this.#upstream === undefined) return;
+    this.#record.bodyReceived(chunk.length);
     const upstream = this.#upstream;
     if (upstream === undefined) {
       this.#pending.push(chunk);
@@ -180,6 +182,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   }
 
   #awaitHead(): void {
+    this.#record.requestSent();
     this.#headTimer ??= setTimeout(this.#onHeadTimeout, this.#context.responseHeaderTimeoutMs).unref();
   }
 
@@ -247,6 +250,23 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#record.finished(false);
     this.#client.destroy();
   });
+
+  /** CONTRACT §15 (stream-deadlines.ts): the app's stream gets RST_STREAM CANCEL; the client a 504 when nothing was answered yet, else the cut. */
+  endForDeadline(kind: DeadlineKind): void {
+    if (this.#done) return;
+    const answerBegun = this.#responseStarted;
+    const upstream = this.#upstream;
+    this.#detach();
+    if (upstream !== undefined) resetStream(upstream, true);
+    if (kind === "duration" && !answerBegun) {
+      this.#client.closeAfterAnswer();
+      return this.#fail(504, new Error("max request duration reached"), "max request duration reached");
+    }
+    this.#done = true;
+    clearTimeout(this.#headTimer);
+    this.#record.finished(false);
+    this.#client.destroy();
+  }
 
   /** A defect of ours on the client's connection: released as if the client had gone (its connection is cut). */
   abandon(): boolean {

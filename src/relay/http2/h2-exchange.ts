@@ -5,7 +5,8 @@ import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
 import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
 import { clientAddressOf } from "../http1/forwarded-request-head.js";
 import type { RelayContext } from "../relay-context.js";
-import { RequestRecord } from "../request-record.js";
+import { RequestRecord, type DeadlineTarget } from "../request-record.js";
+import type { DeadlineKind } from "../stream-deadlines.js";
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { upstreamH2Headers } from "./h2-forward-headers.js";
 import { answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
@@ -24,7 +25,7 @@ export interface H2ExchangeParts {
 const NGHTTP2_FLAG_END_STREAM = 0x1;
 
 /** One per stream; listeners are its own methods, bound once. */
-export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
+export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineTarget {
   readonly #parts: H2ExchangeParts;
   readonly #client: ServerHttp2Stream;
   readonly #request: H2Request;
@@ -85,7 +86,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
 
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
-    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    this.#record.admitted(waitedMs !== undefined, waitedMs, this);
     // The head's deadline runs from here, the connection's setup included (an app that accepts
     // and never sends SETTINGS gets its 504 like one that never answers).
     this.#awaitHead();
@@ -165,6 +166,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   readonly #onClientData = guardedListener(this.#onFault, (chunk: Buffer): void => {
     this.#parts.context.garbage.streamed(chunk.length);
     this.#bodyForwarded = true;
+    this.#record.bodyReceived(chunk.length);
     if (this.#upstream !== undefined && !this.#upstream.write(chunk)) this.#client.pause();
   });
 
@@ -195,6 +197,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
   /** `--response-header-timeout`, from the request's end (upload time does not count), per stream. */
   #awaitHead(): void {
     if (this.#headTimer !== undefined) return;
+    this.#record.requestSent();
     this.#headTimer = setTimeout(this.#onHeadTimeout, this.#parts.context.responseHeaderTimeoutMs).unref();
   }
 
@@ -280,6 +283,16 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser {
     this.#parts.context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
     resetStream(this.#client, false);
   });
+
+  /** CONTRACT §15 (stream-deadlines.ts): RST_STREAM CANCEL both ways, or a 504 when nothing was answered yet. */
+  endForDeadline(kind: DeadlineKind): void {
+    if (this.#done) return;
+    const upstream = this.#upstream;
+    this.#detachUpstream();
+    if (upstream !== undefined) resetStream(upstream, true);
+    if (kind === "duration" && !this.#client.headersSent) this.#failBeforeHead(504, new Error("max request duration reached"), "max request duration reached");
+    else resetStream(this.#client, true);
+  }
 
   /** The client's stream closed: answered, reset by the client, or its connection gone. */
   readonly #onClientClose = guardedListener(this.#onFault, (): void => {

@@ -4,6 +4,7 @@ import type { Socket } from "node:net";
 import { routeStream, type H2RoutingParts } from "./h2-routing.js";
 import { H2Request } from "./h2-request.js";
 import { http2, resetStream } from "./http2-module.js";
+import { scheduleConnectionAge } from "../connection-age.js";
 
 /** The client connection preface (RFC 9113 §3.4): what llhttp stopped at, given back to nghttp2. */
 export const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -53,6 +54,8 @@ interface SessionState {
   headSince: number;
   headStreamId: number;
   readonly remoteAddress: string | undefined;
+  /** Its open streams, kept only with --max-connection-age: what the grace's end resets. */
+  readonly streams: Set<ServerHttp2Stream> | undefined;
 }
 
 /** Owns every HTTP/2 client session; the relay server forwards its drain and sweep here. */
@@ -91,10 +94,23 @@ export class H2Listener {
   }
 
   #onSession(session: Http2Session): void {
-    const state: SessionState = { open: 0, idleSince: this.#now, lastStreamId: 0, headSince: 0, headStreamId: 0, remoteAddress: session.socket?.remoteAddress };
+    const age = this.#parts.context.connectionAge;
+    const state: SessionState = {
+      open: 0,
+      idleSince: this.#now,
+      lastStreamId: 0,
+      headSince: 0,
+      headStreamId: 0,
+      remoteAddress: session.socket?.remoteAddress,
+      streams: age === undefined ? undefined : new Set(),
+    };
     this.#sessions.set(session, state);
     session.on("error", ignore);
-    session.on("close", () => this.#sessions.delete(session));
+    const cancelAge = age === undefined ? ignore : scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(session, state, age.graceMs));
+    session.on("close", () => {
+      cancelAge();
+      this.#sessions.delete(session);
+    });
     // Opened during the drain: told at once that it is the last.
     if (this.#closing) session.close();
   }
@@ -108,7 +124,9 @@ export class H2Listener {
     if (state !== undefined) {
       state.open++;
       state.lastStreamId = Math.max(state.lastStreamId, stream.id ?? 0);
+      state.streams?.add(stream);
       stream.once("close", () => {
+        state.streams?.delete(stream);
         if (--state.open === 0) state.idleSince = this.#now;
       });
     }
@@ -137,6 +155,21 @@ export class H2Listener {
       this.#parts.context.reportFault(error);
       resetStream(stream, false);
     }
+  }
+
+  /**
+   * --max-connection-age (CONTRACT §15): GOAWAY now (its open streams may finish; the client
+   * opens a new connection for the next, which a balancer may send to another replica); after the
+   * grace, what is still open is reset (RST_STREAM CANCEL) and the connection closed.
+   */
+  #ageOut(session: Http2Session, state: SessionState, graceMs: number): void {
+    if (session.closed || session.destroyed) return;
+    session.close();
+    const grace = setTimeout(() => {
+      for (const stream of state.streams ?? []) resetStream(stream, true);
+      session.destroy();
+    }, graceMs).unref();
+    session.once("close", () => clearTimeout(grace));
   }
 
   /** The drain: every session gets GOAWAY; its streams in flight finish, then it closes. */

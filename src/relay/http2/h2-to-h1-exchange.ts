@@ -8,7 +8,8 @@ import { LAST_CHUNK, writeBodyChunk } from "../http1/body-framing.js";
 import { clientAddressOf, type RequestBodyFraming } from "../http1/forwarded-request-head.js";
 import { BODY, type BodyDirective, type ParsedHead } from "../http1/llhttp-binding.js";
 import type { RelayContext } from "../relay-context.js";
-import { RequestRecord } from "../request-record.js";
+import { RequestRecord, type DeadlineTarget } from "../request-record.js";
+import type { DeadlineKind } from "../stream-deadlines.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "../http1/upstream-connection.js";
 import { http1RequestHead } from "./h2-forward-headers.js";
 import { answerOwnError } from "./h2-own-answer.js";
@@ -18,7 +19,7 @@ import { http2, resetStream } from "./http2-module.js";
 import { guardedListener } from "./stream-fault-boundary.js";
 
 /** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
-export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
+export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, DeadlineTarget {
   readonly #context: RelayContext;
   readonly #client: ServerHttp2Stream;
   readonly #request: H2Request;
@@ -77,12 +78,15 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
 
   admitted(waitedMs: number | undefined): void {
     this.#queued = undefined;
-    this.#record.admitted(waitedMs !== undefined, waitedMs);
+    this.#record.admitted(waitedMs !== undefined, waitedMs, this);
     // Never sent again (see onUpstreamFailure): it goes only on a connection fresh enough not to race the app's idle close.
     const upstream = this.#context.pool.acquire(this, false);
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
-    else upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    else {
+      this.#record.awaitingHead(true);
+      upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    }
   }
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
@@ -112,6 +116,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     this.#preRead = undefined;
     if (preRead !== undefined && preRead.length > 0) this.#writeBody(upstream, preRead);
     if (this.#clientEnded) this.#sendRequestEnd(upstream);
+    else this.#record.awaitingHead(false);
     upstream.socket.uncork();
     if (!this.#clientEnded) this.#client.resume();
   }
@@ -131,6 +136,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     if (held !== undefined) upstream.write(held);
     if (this.#framing === "chunked") upstream.write(LAST_CHUNK);
     this.#requestSent = true;
+    this.#record.requestSent();
     upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
   }
 
@@ -138,6 +144,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     this.#context.garbage.streamed(chunk.length);
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
+    this.#record.bodyReceived(chunk.length);
     if (!this.#writeBody(upstream, chunk)) this.#client.pause();
   });
 
@@ -220,6 +227,16 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner {
     }
     this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: failure.code, err: failure.message });
     resetStream(this.#client, false);
+  }
+
+  /** CONTRACT §15 (stream-deadlines.ts): the app's connection dropped; the client gets a 504 when nothing was answered yet, else RST_STREAM CANCEL. */
+  endForDeadline(kind: DeadlineKind): void {
+    if (this.#done) return;
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    if (kind === "duration" && !this.#client.headersSent) this.#failBeforeHead(504, new Error("max request duration reached"), "max request duration reached");
+    else resetStream(this.#client, true);
   }
 
   readonly #onClientClose = guardedListener(this.#onFault, (): void => {

@@ -1,16 +1,12 @@
-// The upstream check (CONTRACT §3b): GET the app's own health path on the upstream's origin; 200-399 passes, like the kubelet's httpGet probe.
+// An HTTP health check (CONTRACT §3b, §15): GET one path on one origin (the app's own, or another container's); 200-399 passes, like the kubelet's httpGet probe.
 import type { Dispatcher, Pool } from "undici";
 import { formatDuration } from "../config/duration.js";
 import { errorCode } from "../errors.js";
 import { VERSION } from "../version.js";
+import type { HealthProbe, ProbeOutcome } from "./probed-check.js";
 
-/** One probe's outcome: `reason` is the short public text, `status` or `err` go to the log. */
-export type ProbeOutcome =
-  | { readonly ok: true; readonly status: number }
-  | { readonly ok: false; readonly reason: string; readonly status?: number; readonly err?: string };
-
-export interface UpstreamProbeOptions {
-  /** `http://host:port`: the path prefix of --upstream is not applied. */
+export interface HttpHealthProbeOptions {
+  /** `http://host:port`: for the upstream check the path prefix of --upstream is not applied. */
   readonly origin: string;
   readonly path: string;
   readonly timeoutMs: number;
@@ -19,17 +15,14 @@ export interface UpstreamProbeOptions {
 /** The kubelet reads at most 10 KB of a probe's body; so do we, then the rest is discarded. */
 const MAX_BODY_BYTES = 10 * 1024;
 
-/** Probes the app; one connection of its own, so proxied traffic never queues behind a probe or the reverse. */
-export class UpstreamProbe {
-  /** What the transition lines name. */
-  readonly path: string;
+/** Probes one endpoint; one connection of its own, so proxied traffic never queues behind a probe or the reverse. */
+export class HttpHealthProbe implements HealthProbe {
   #pool: Promise<Pool> | undefined;
-  readonly #options: UpstreamProbeOptions;
+  readonly #options: HttpHealthProbeOptions;
   readonly #timeoutReason: string;
   readonly #headers: string[];
 
-  constructor(options: UpstreamProbeOptions) {
-    this.path = options.path;
+  constructor(options: HttpHealthProbeOptions) {
     this.#options = options;
     this.#timeoutReason = `timeout after ${formatDuration(options.timeoutMs)}`;
     this.#headers = ["user-agent", `readiness-proxy/${VERSION}`, "accept", "*/*"];
@@ -66,7 +59,7 @@ export class UpstreamProbe {
 
   /**
    * undici, loaded at the first probe rather than at start: the relay does not use it, and a
-   * daemon without --readiness-upstream-path never pays for it (~6 ms of every start).
+   * daemon without an HTTP check never pays for it (~6 ms of every start).
    */
   #loadPool(): Promise<Pool> {
     this.#pool ??= import("./upstream-pool.js").then(({ createUpstreamPool }) =>

@@ -2,15 +2,15 @@
 import { createServer as createHttpServer } from "node:http";
 import { createServer, connect, type AddressInfo, type Socket } from "node:net";
 import t, { type Test } from "tap";
-import { GrpcUpstreamProbe } from "../../src/readiness/grpc-upstream-probe.js";
+import { GrpcHealthProbe } from "../../src/readiness/grpc-health-probe.js";
 import { grpcioMissing, startGrpcApp } from "../helpers/grpc-app.js";
 import { closedPort } from "../helpers/test-doubles.js";
 
 const missing = grpcioMissing();
 if (missing) t.comment(`skipping the grpcio cases: ${missing}`);
 
-function probeOf(t: Test, port: number, service: string, timeoutMs = 1000): GrpcUpstreamProbe {
-  const probe = new GrpcUpstreamProbe({ origin: `http://127.0.0.1:${port}`, service, timeoutMs });
+function probeOf(t: Test, port: number, service: string, timeoutMs = 1000): GrpcHealthProbe {
+  const probe = new GrpcHealthProbe({ origin: `http://127.0.0.1:${port}`, service, timeoutMs });
   t.teardown(() => probe.close());
   return probe;
 }

@@ -1,4 +1,4 @@
-// The upstream check as a grpc.health.v1 Check to the app over h2c (CONTRACT §13): SERVING passes; every other answer, error or silence fails with a fixed reason.
+// A gRPC health check: a grpc.health.v1 Check over h2c (CONTRACT §13, §15; the app's or another container's): SERVING passes; every other answer, error or silence fails with a fixed reason.
 import type * as Http2 from "node:http2";
 import { formatDuration } from "../config/duration.js";
 import { errorCode } from "../errors.js";
@@ -7,10 +7,10 @@ import { HEALTH_CHECK_PATH, decodeHealthCheckResponse, encodeHealthCheckRequest,
 import { frameMessage, isFramingError, unframeUnary } from "../grpc/message-framing.js";
 import { WireFormatError } from "../grpc/protobuf-wire.js";
 import { VERSION } from "../version.js";
-import type { ProbeOutcome } from "./upstream-probe.js";
+import type { HealthProbe, ProbeOutcome } from "./probed-check.js";
 
-export interface GrpcUpstreamProbeOptions {
-  /** `http://host:port` of the app. */
+export interface GrpcHealthProbeOptions {
+  /** `http://host:port` of the server asked. */
   readonly origin: string;
   /** The service asked for; `""` is the server as a whole. */
   readonly service: string;
@@ -54,10 +54,9 @@ function http2(): typeof Http2 {
   return process.getBuiltinModule("node:http2");
 }
 
-/** Probes the app's gRPC health over one kept-alive h2c session of its own, made again when it fails. */
-export class GrpcUpstreamProbe {
-  readonly service: string;
-  readonly #options: GrpcUpstreamProbeOptions;
+/** Probes one server's gRPC health over one kept-alive h2c session of its own, made again when it fails. */
+export class GrpcHealthProbe implements HealthProbe {
+  readonly #options: GrpcHealthProbeOptions;
   readonly #timeoutReason: string;
   readonly #body: Buffer;
   readonly #headers: Http2.OutgoingHttpHeaders;
@@ -65,8 +64,7 @@ export class GrpcUpstreamProbe {
   /** The session's own error (a refused connect is told there, the stream only says cancelled). */
   #sessionError: Error | undefined;
 
-  constructor(options: GrpcUpstreamProbeOptions) {
-    this.service = options.service;
+  constructor(options: GrpcHealthProbeOptions) {
     this.#options = options;
     this.#timeoutReason = `timeout after ${formatDuration(options.timeoutMs)}`;
     this.#body = frameMessage(encodeHealthCheckRequest(options.service));

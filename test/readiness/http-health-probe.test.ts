@@ -2,12 +2,12 @@
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import t, { type Test } from "tap";
-import { UpstreamProbe } from "../../src/readiness/upstream-probe.js";
+import { HttpHealthProbe } from "../../src/readiness/http-health-probe.js";
 import { closedPort } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 function probeFor(t: Test, origin: string, path = "/ready", timeoutMs = 1000) {
-  const probe = new UpstreamProbe({ origin, path, timeoutMs });
+  const probe = new HttpHealthProbe({ origin, path, timeoutMs });
   t.teardown(() => probe.close());
   return probe;
 }

@@ -1,0 +1,58 @@
+// A check answered by asking an endpoint over HTTP or gRPC (CONTRACT §3b, §13, §15): `upstream` is one, each --readiness-required-http/-grpc another.
+import { HttpHealthProbe } from "./http-health-probe.js";
+import { GrpcHealthProbe } from "./grpc-health-probe.js";
+import { UPSTREAM_CHECK } from "./check-results.js";
+import type { GrpcCheckSpec, HttpCheckSpec } from "../config/named-check-specs.js";
+
+/** One probe's outcome: `reason` is the short public text, `status` or `err` go to the log. */
+export type ProbeOutcome =
+  | { readonly ok: true; readonly status: number }
+  | { readonly ok: false; readonly reason: string; readonly status?: number; readonly err?: string };
+
+/** Asks once; never rejects, and settles within its timeout (HttpHealthProbe, GrpcHealthProbe, or a fake in tests). */
+export interface HealthProbe {
+  probe(): Promise<ProbeOutcome>;
+  close(): Promise<void>;
+}
+
+/** What a probed check's transition lines name: `path`, `url`, or `address` and `service`. */
+export type ProbeTarget = Readonly<Record<string, string>>;
+
+/** One named check with its probe: run in the same cached, single-flight run as the listener scan. */
+export interface ProbedCheck {
+  readonly name: string;
+  readonly target: ProbeTarget;
+  readonly probe: HealthProbe;
+}
+
+/** A named HTTP check: GET the URL (path and query), 200-399 passes. */
+export function httpCheck(spec: HttpCheckSpec, timeoutMs: number): ProbedCheck {
+  const url = new URL(spec.url);
+  return { name: spec.name, target: { url: spec.url }, probe: new HttpHealthProbe({ origin: url.origin, path: `${url.pathname}${url.search}`, timeoutMs }) };
+}
+
+/** A named gRPC check: grpc.health.v1 Check for the service over h2c, SERVING passes. */
+export function grpcCheck(spec: GrpcCheckSpec, timeoutMs: number): ProbedCheck {
+  return {
+    name: spec.name,
+    target: { address: spec.address, service: spec.service },
+    probe: new GrpcHealthProbe({ origin: `http://${spec.address}`, service: spec.service, timeoutMs }),
+  };
+}
+
+/** The app's own check (`upstream`): its health path on the upstream's origin (§3b), or its gRPC service (§13). */
+export function upstreamCheck(options: { readonly origin: string; readonly path?: string | undefined; readonly service?: string | undefined; readonly timeoutMs: number }): ProbedCheck | undefined {
+  const { origin, path, service, timeoutMs } = options;
+  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ origin, service, timeoutMs }) };
+  if (path === undefined) return undefined;
+  return { name: UPSTREAM_CHECK, target: { path }, probe: new HttpHealthProbe({ origin, path, timeoutMs }) };
+}
+
+/** A probe that throws is a failing probe: the endpoint is not known to be ready (no fail-open here). */
+export async function probeSafely(probe: HealthProbe): Promise<ProbeOutcome> {
+  try {
+    return await probe.probe();
+  } catch (error) {
+    return { ok: false, reason: "connection failed", err: error instanceof Error ? error.message : String(error) };
+  }
+}
