@@ -62,7 +62,7 @@ export class ReadinessCheck {
     this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, upstream !== undefined)];
     if (requiredPorts.length === 0 && upstream === undefined) return;
     const clock = options.clock ?? systemClock;
-    const run = createRun(options, clock);
+    const run = createRun(options, clock, this.names);
     this.#cache = new CachedCheck({ ttlMs: options.ttlMs, clock, run });
   }
 
@@ -78,9 +78,8 @@ export class ReadinessCheck {
 }
 
 /** One run: the scan and the probe at once, so a slow app never delays the scan or the reverse. */
-function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<ReadinessReport> {
+function createRun(options: ReadinessCheckOptions, clock: Clock, names: readonly string[]): () => Promise<ReadinessReport> {
   const { requiredPorts, scanner, log, upstream, observer, upstreamListener, drain } = options;
-  const names = checkNames(requiredPorts, upstream !== undefined);
   const transitions = new TransitionLog(log);
   const upstreamTransitions = upstream ? new UpstreamTransitionLog(log, upstream.service === undefined ? { path: upstream.path ?? "" } : { service: upstream.service }) : undefined;
   const stillFailing = options.warnAfterMs === undefined ? undefined : new StillFailingLog(log, options.warnAfterMs);
