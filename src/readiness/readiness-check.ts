@@ -59,7 +59,7 @@ export class ReadinessCheck {
     this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, probed.map((check) => check.name))];
     if (requiredPorts.length === 0 && probed.length === 0) return;
     const clock = options.clock ?? systemClock;
-    const run = createRun(options, clock);
+    const run = createRun(options, clock, this.names);
     this.#cache = new CachedCheck({ ttlMs: options.ttlMs, clock, run });
   }
 
@@ -80,9 +80,8 @@ export class ReadinessCheck {
 }
 
 /** One run: the scan and every probe at once, so a slow endpoint never delays the scan, another probe, or the reverse. */
-function createRun(options: ReadinessCheckOptions, clock: Clock): () => Promise<ReadinessReport> {
+function createRun(options: ReadinessCheckOptions, clock: Clock, names: readonly string[]): () => Promise<ReadinessReport> {
   const { requiredPorts, scanner, log, probed = [], observer, upstreamListener, drain } = options;
-  const names = checkNames(requiredPorts, probed.map((check) => check.name));
   const transitions = new TransitionLog(log);
   const probeTransitions = probed.map((check) => new ProbeTransitionLog(log, check));
   const stillFailing = options.warnAfterMs === undefined ? undefined : new StillFailingLog(log, options.warnAfterMs);

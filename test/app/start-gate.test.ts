@@ -2,6 +2,7 @@
 import t from "tap";
 import { missingPorts, waitForListeners, type GateClock } from "../../src/app/start-gate.js";
 import type { ReadinessReport } from "../../src/readiness/check-results.js";
+import { ReadinessCheck } from "../../src/readiness/readiness-check.js";
 import { captureLog } from "../helpers/log-capture.js";
 
 class ManualClock implements GateClock {
@@ -22,10 +23,13 @@ class ManualClock implements GateClock {
     const moved = timer.at - this.time;
     this.time = timer.at;
     timer.run();
-    for (let turn = 0; turn < 10; turn++) await Promise.resolve();
+    await settle();
     return moved;
   }
 }
+
+/** Lets every promise the last step settled run (the real cached check takes more than a few turns). */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 const missing = (ports: number[], absent: number[]): ReadinessReport => ({ verdict: { state: "missing", ready: false, ports, missing: absent }, checks: [] });
 const present = (ports: number[]): ReadinessReport => ({ verdict: { state: "present", ready: true, ports }, checks: [] });
@@ -89,4 +93,31 @@ t.test("a cache TTL of 0 does not make it spin", async (t) => {
   void waitForListeners({ ports: [1], check: async () => missing([1], [1]), ttlMs: 0, waitMs: 1_000, log: captureLog().log, clock });
   for (let turn = 0; turn < 10; turn++) await Promise.resolve();
   t.equal(await clock.fireNext(), 50);
+});
+
+t.test("through the real cached check: one socket-table scan per look, shared with /readyz's callers, at most one per TTL", async (t) => {
+  const clock = new ManualClock();
+  const log = captureLog().log;
+  let scans = 0;
+  let listening = false;
+  const readiness = new ReadinessCheck({
+    requiredPorts: [8000, 15008],
+    scanner: { scan: async () => (scans++, { listeningPorts: new Set(listening ? [15008] : []), unreadableTables: [] }) },
+    log,
+    ttlMs: 1000,
+    clock,
+  });
+  let result: number[] | undefined;
+  // The app's own 8000 is required by /readyz, never by the gate (it cannot listen yet).
+  void waitForListeners({ ports: [15008], check: () => readiness.check(), ttlMs: 1000, waitMs: 60_000, log, clock }).then((value) => (result = value));
+  await settle();
+  await readiness.check();
+  await readiness.check();
+  t.equal(scans, 1, "the gate and two /readyz calls within the TTL: one scan");
+  for (let look = 0; look < 5; look++) await clock.fireNext();
+  t.equal(scans, 6, "one scan per TTL while held");
+  listening = true;
+  await clock.fireNext();
+  t.same(result, [], "released by the next scan after the port listens");
+  t.equal(scans, 7);
 });
