@@ -1,6 +1,6 @@
 // Graceful shutdown (CONTRACT §7): report draining, keep serving for the delay, close the listener, wait for in-flight requests.
 import type { Logger } from "pino";
-import type { DrainState } from "./http/health.js";
+import type { DrainState } from "./http/drain-state.js";
 import type { Listener } from "./relay/relay-server.js";
 
 export interface ShutdownOptions {

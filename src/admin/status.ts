@@ -1,5 +1,5 @@
 // GET /status of the admin listener (CONTRACT §14): what the operator asks first, from the one cached check and the live states.
-import type { DrainState } from "../http/health.js";
+import type { DrainState } from "../http/drain-state.js";
 import { evaluate } from "../http/readyz-answers.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
 

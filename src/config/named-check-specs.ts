@@ -1,6 +1,5 @@
 // Parses --readiness-required-http <name>=<url> and --readiness-required-grpc <name>=<host:port>[/<service>] (CONTRACT §15) into check specs, or a usage error naming the input.
 import { usageError } from "../errors.js";
-import { isReservedCheckName } from "../readiness/check-results.js";
 
 /** `--readiness-required-http <name>=<url>`, validated. */
 export interface HttpCheckSpec {
@@ -26,6 +25,19 @@ const CHECK_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /** `host:port`: a name or IPv4 address, or an IPv6 address in brackets; the port 1..65535. */
 const GRPC_ADDRESS = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
+
+/**
+ * Names a named check may not take: the built-in checks' (src/readiness/check-results.ts:
+ * `upstream`, `shutdown`, `maintenance`, `listener-<port>`; a test holds the two lists together)
+ * and the gRPC health service's own (`readyz`, `livez`, `healthz` answer for the whole proxy; a
+ * check of that name could never be asked for alone). Written here, at the edge that refuses
+ * them, so that the options need nothing from the checks.
+ */
+export function isReservedCheckName(name: string): boolean {
+  return RESERVED_NAMES.has(name) || /^listener-\d+$/.test(name);
+}
+
+const RESERVED_NAMES: ReadonlySet<string> = new Set(["upstream", "shutdown", "maintenance", "readyz", "livez", "healthz"]);
 
 /** Splits `<name>=<rest>` and checks the name; `rest` is what follows the first `=`. */
 function splitNamed(input: string, value: string, what: string): { name: string; rest: string } {

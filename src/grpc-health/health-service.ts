@@ -1,6 +1,6 @@
 // grpc.health.v1.Health answered by the proxy (CONTRACT §13): Check and Watch for "", readyz, livez, healthz and each check's name; any other service is the app's.
 import type { ReadinessReport } from "../readiness/check-results.js";
-import type { DrainState } from "../http/health.js";
+import type { DrainState } from "../http/drain-state.js";
 import { HEALTH_CHECK_PATH, HEALTH_WATCH_PATH, decodeHealthCheckRequest, framedHealthCheckResponse, SERVING_STATUS, type ServingStatus } from "../grpc/health-messages.js";
 import { healthTargetFor, servingStatusOf, type HealthTarget } from "./health-status.js";
 import { HealthWatchers, type ReportSource, type Scheduler } from "./health-watchers.js";

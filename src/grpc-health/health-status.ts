@@ -1,5 +1,5 @@
 // Which of the proxy's answers a grpc.health.v1 service name asks for (CONTRACT §13), and its serving status from one readiness report.
-import type { DrainState } from "../http/health.js";
+import type { DrainState } from "../http/drain-state.js";
 import { evaluate } from "../http/readyz-answers.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
 import { SERVING_STATUS, type ServingStatus } from "../grpc/health-messages.js";

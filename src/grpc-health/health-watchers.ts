@@ -1,7 +1,7 @@
 // grpc.health.v1 Watch streams: each told its status at once and on every change, all fed by one shared poll of the cached check while any watcher needs it.
 import type { ReadinessReport } from "../readiness/check-results.js";
 import { SERVING_STATUS, framedHealthCheckResponse, type ServingStatus } from "../grpc/health-messages.js";
-import type { DrainState } from "../http/health.js";
+import type { DrainState } from "../http/drain-state.js";
 import { servingStatusOf, type HealthTarget } from "./health-status.js";
 import type { GrpcResponder } from "./grpc-responder.js";
 import { GRPC_STATUS } from "../grpc/grpc-status.js";

@@ -1,4 +1,5 @@
 // /health, /healthz (liveness), /readyz with its named checks (readiness, CONTRACT §2) and /wait-for-drain (§14), answered on the proxy's own listener.
+import type { DrainState } from "./drain-state.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessCheck } from "../readiness/readiness-check.js";
 import type { ErrorResponder } from "./error-response.js";
@@ -49,13 +50,6 @@ function prepare(text: string, contentType = "application/json"): PreparedBody {
 
 const PLAIN_TEXT = "text/plain; charset=utf-8";
 const OK_BODY = prepare('{"status":"ok"}');
-
-/** Tells /readyz that the drain has begun, and whether the operator's maintenance mode is on. */
-export interface DrainState {
-  readonly draining: boolean;
-  /** Undefined when there is no `maintenance` check (no --admin-listen). */
-  readonly maintenance?: boolean | undefined;
-}
 
 /** The plain /readyz answer for one report and drain state, kept until either changes. */
 interface PreparedAnswer {

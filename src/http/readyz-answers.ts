@@ -1,6 +1,6 @@
 // What /readyz says (CONTRACT §2): the JSON body, the kube-style `?verbose` text, `?exclude`, and `/readyz/<name>`; pure functions over one report.
 import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, type CheckResult, type ReadinessReport } from "../readiness/check-results.js";
-import type { DrainState } from "./health.js";
+import type { DrainState } from "./drain-state.js";
 
 /** What a `/readyz` query asks for; `exclude` holds names as given (trimmed, blanks dropped). */
 export interface ReadyzQuery {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { formatListenAddress, type ListenAddress } from "../config/listen-address.js";
-import type { DrainState } from "../http/health.js";
+import type { DrainState } from "../http/drain-state.js";
 import { listen } from "../http/listen.js";
 import { VERSION } from "../version.js";
 import { OverloadMetrics } from "./overload-metrics.js";

@@ -1,6 +1,6 @@
 // The readiness metrics (CONTRACT §9): gauges from the latest check run, socket-table scan counts and durations; a scrape never runs a check.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import type { DrainState } from "../http/health.js";
+import type { DrainState } from "../http/drain-state.js";
 import type { SocketTable } from "../procfs/listener-scan.js";
 import { SOCKET_TABLES } from "../procfs/listener-scan.js";
 import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, type ReadinessReport } from "../readiness/check-results.js";

@@ -49,14 +49,3 @@ export function listenerResults(verdict: Verdict): CheckResult[] {
 export function checkNames(requiredPorts: readonly number[], probedNames: readonly string[]): string[] {
   return [...requiredPorts.map(listenerCheckName), ...probedNames, SHUTDOWN_CHECK];
 }
-
-/**
- * Names a named check may not take: the built-in checks' and the gRPC health service's own
- * (`readyz`, `livez`, `healthz` answer for the whole proxy; a check of that name could never be
- * asked for alone).
- */
-export function isReservedCheckName(name: string): boolean {
-  return RESERVED_NAMES.has(name) || /^listener-\d+$/.test(name);
-}
-
-const RESERVED_NAMES: ReadonlySet<string> = new Set([UPSTREAM_CHECK, SHUTDOWN_CHECK, "maintenance", "readyz", "livez", "healthz"]);

@@ -7,7 +7,7 @@ import { HEALTH_CHECK_PATH, decodeHealthCheckResponse, encodeHealthCheckRequest,
 import { frameMessage, isFramingError, unframeUnary } from "../grpc/message-framing.js";
 import { WireFormatError } from "../grpc/protobuf-wire.js";
 import { VERSION } from "../version.js";
-import type { HealthProbe, ProbeOutcome } from "./probed-check.js";
+import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 
 export interface GrpcHealthProbeOptions {
   /** `http://host:port` of the server asked. */

@@ -3,7 +3,7 @@ import type { Dispatcher, Pool } from "undici";
 import { formatDuration } from "../config/duration.js";
 import { errorCode } from "../errors.js";
 import { VERSION } from "../version.js";
-import type { HealthProbe, ProbeOutcome } from "./probed-check.js";
+import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 
 export interface HttpHealthProbeOptions {
   /** `http://host:port`: for the upstream check the path prefix of --upstream is not applied. */

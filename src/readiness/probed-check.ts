@@ -2,18 +2,8 @@
 import { HttpHealthProbe } from "./http-health-probe.js";
 import { GrpcHealthProbe } from "./grpc-health-probe.js";
 import { UPSTREAM_CHECK } from "./check-results.js";
+import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 import type { GrpcCheckSpec, HttpCheckSpec } from "../config/named-check-specs.js";
-
-/** One probe's outcome: `reason` is the short public text, `status` or `err` go to the log. */
-export type ProbeOutcome =
-  | { readonly ok: true; readonly status: number }
-  | { readonly ok: false; readonly reason: string; readonly status?: number; readonly err?: string };
-
-/** Asks once; never rejects, and settles within its timeout (HttpHealthProbe, GrpcHealthProbe, or a fake in tests). */
-export interface HealthProbe {
-  probe(): Promise<ProbeOutcome>;
-  close(): Promise<void>;
-}
 
 /** What a probed check's transition lines name: `path`, `url`, or `address` and `service`. */
 export type ProbeTarget = Readonly<Record<string, string>>;

@@ -1,6 +1,7 @@
 // Logs readiness state changes, per-table read failures and each probed check's state once per transition, never once per check; no line claims ready while another check fails.
 import type { Logger } from "pino";
-import type { ProbeOutcome, ProbeTarget } from "./probed-check.js";
+import type { ProbeOutcome } from "./health-probe.js";
+import type { ProbeTarget } from "./probed-check.js";
 import { UPSTREAM_CHECK } from "./check-results.js";
 import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import type { Verdict } from "./verdict.js";

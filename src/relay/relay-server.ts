@@ -1,7 +1,8 @@
 // The one listener: accepts connections, hands each request to a health answer or an exchange, sweeps slow heads and idle connections, closes for the drain.
 import { Server, type Socket } from "node:net";
 import type { Logger } from "pino";
-import type { DrainState, HealthEndpoints } from "../http/health.js";
+import type { DrainState } from "../http/drain-state.js";
+import type { HealthEndpoints } from "../http/health.js";
 import type { ResponseWriter } from "../http/response-writer.js";
 import { matchHealthPath } from "../http/health.js";
 import { ClientConnection, type ConnectionHost } from "./http1/client-connection.js";

@@ -3,7 +3,8 @@ import t from "tap";
 import type { ListenerScan } from "../../src/procfs/listener-scan.js";
 import { ReadinessCheck, type ReadinessObserver, type Scanner } from "../../src/readiness/readiness-check.js";
 import { LOG_MESSAGES } from "../../src/readiness/transitions.js";
-import type { HealthProbe, ProbeOutcome, ProbedCheck } from "../../src/readiness/probed-check.js";
+import type { HealthProbe, ProbeOutcome } from "../../src/readiness/health-probe.js";
+import type { ProbedCheck } from "../../src/readiness/probed-check.js";
 import { captureLog } from "../helpers/log-capture.js";
 import { ManualClock, deferred } from "../helpers/test-doubles.js";
 
