@@ -16,7 +16,8 @@ import grpc
 from grpc_health_messages import Request, Response
 
 STATUSES = {"UNKNOWN": 0, "SERVING": 1, "NOT_SERVING": 2, "SERVICE_UNKNOWN": 3}
-state = {"": "SERVING"}
+# The server as a whole starts SERVING, or as argv[2] says (a test that must see it NOT_SERVING first).
+state = {"": sys.argv[2] if len(sys.argv) > 2 else "SERVING"}
 changed = threading.Condition()
 out_lock = threading.Lock()
 

@@ -33,9 +33,16 @@ export interface GrpcApp {
   stop(): Promise<void>;
 }
 
+/** How to start it besides the port: the server's health at start (`""`'s), and a command prefix (`ip netns exec <ns>`). */
+export interface GrpcAppOptions {
+  readonly initialHealth?: HealthMode;
+  readonly wrapper?: readonly string[];
+}
+
 /** Starts the app on 127.0.0.1 (`port` 0: any) and waits for its `listening` line. */
-export function startGrpcApp(t: Test, port = 0): Promise<GrpcApp> {
-  const child = spawn(SYSTEM_PYTHON, ["-u", APP, String(port)], { stdio: ["pipe", "pipe", "pipe"] });
+export function startGrpcApp(t: Test, port = 0, { initialHealth = "SERVING", wrapper = [] }: GrpcAppOptions = {}): Promise<GrpcApp> {
+  const argv = [...wrapper, SYSTEM_PYTHON, "-u", APP, String(port), initialHealth];
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
   const calls: string[] = [];
   const acks: Array<() => void> = [];
   const callWaiters: Array<{ line: string | RegExp; resolve: () => void }> = [];

@@ -12,6 +12,7 @@ import { closedPort } from "../helpers/test-doubles.js";
 import { APP_FILE, buildAppImages, busyboxHttpd } from "./app-images.js";
 import { playable, workloadManifests, type Probe } from "./kube-manifests.js";
 import { kubeProbeBinary } from "../helpers/kube-probe.js";
+import { grpcioMissing, startGrpcApp } from "../helpers/grpc-app.js";
 import { messages, podmanUnavailable, startPodman, waitFor, type Podman } from "./podman.js";
 
 const unavailable = podmanUnavailable({ kubePlay: true, busybox: true });
@@ -109,11 +110,14 @@ t.test("app images built on ours", { skip: unavailable }, async (t) => {
         const probe = manifest.proxy[kind];
         if (probe) t.equal(await passes(probe), !(kind === "startupProbe" && startupWaitsForPort), `${kind}: ${describe(probe)}`);
       }
-      const app = await waitFor("the app's file through the proxy", 10_000, async () => {
-        const reply = await get(APP_FILE.path);
-        return reply.status === 200 ? reply.text : undefined;
-      });
-      t.equal(app, APP_FILE.text, "proxied to the app");
+      // A gRPC manifest's app is played by the test below (its health); the others' is busybox httpd.
+      if (manifest.upstreamGrpcService === undefined) {
+        const app = await waitFor("the app's file through the proxy", 10_000, async () => {
+          const reply = await get(APP_FILE.path);
+          return reply.status === 200 ? reply.text : undefined;
+        });
+        t.equal(app, APP_FILE.text, "proxied to the app");
+      }
       const readinessProbe = manifest.proxy.readinessProbe!;
       const readiness = describe(readinessProbe);
       const readyzPath = readinessProbe.httpGet?.path ?? "/readyz";
@@ -136,8 +140,25 @@ t.test("app images built on ours", { skip: unavailable }, async (t) => {
             const reply = await get("/readyz");
             return reply.status === 503 && JSON.stringify((JSON.parse(reply.text) as { failedChecks?: string[] }).failedChecks) === '["upstream"]' ? reply : undefined;
           });
-          t.equal(upstreamOnly.status, 503, `/readyz 503 on the upstream check alone once ${missing.join(", ")} listen: the app's health is not SERVING`);
-          t.notOk(await passes(readinessProbe), `readinessProbe ${readiness}: NOT_SERVING until the app's own grpc.health.v1 says SERVING`);
+          t.equal(upstreamOnly.status, 503, `/readyz 503 on the upstream check alone once ${missing.join(", ")} listen: the app does not answer yet`);
+          t.notOk(await passes(readinessProbe), `readinessProbe ${readiness}: NOT_SERVING while the app does not answer`);
+          if (grpcioMissing() === undefined) {
+            // The app: a grpcio server in the pod's network namespace on the --upstream port, NOT_SERVING first.
+            const app = await startGrpcApp(t, manifest.upstreamPort, { initialHealth: "NOT_SERVING", wrapper: inside });
+            // Checks run when asked (the probes ask): each /readyz here is such an ask.
+            const stillOut = await waitFor("the app's NOT_SERVING as the upstream check's reason", 10_000, async () => {
+              const reply = await get("/readyz/upstream");
+              return reply.text.trim() === "upstream failed: status NOT_SERVING" ? reply : undefined;
+            });
+            t.equal(stillOut.status, 503, "the app answers NOT_SERVING: still out");
+            t.ok(app.calls.some((call) => call === `check ${manifest.upstreamGrpcService}`), "asked by the proxy's upstream check");
+            t.notOk(await passes(readinessProbe), `readinessProbe ${readiness}: NOT_SERVING while the app's own health says NOT_SERVING`);
+            await app.set(manifest.upstreamGrpcService, "SERVING");
+            await waitFor("readiness once the app's health says SERVING", 10_000, async () => ((await passes(readinessProbe)) ? true : undefined));
+            t.pass(`readinessProbe ${readiness}: SERVING once the app's own grpc.health.v1 says SERVING`);
+          } else {
+            t.comment(`not checked: the app turning SERVING (${grpcioMissing()})`);
+          }
         } else {
           await waitFor("readiness once the required ports listen", 10_000, async () => ((await passes(readinessProbe)) ? true : undefined));
           t.pass(`readinessProbe ${readiness}: 200 once ${missing.join(", ")} listen in the pod's network namespace`);

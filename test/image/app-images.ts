@@ -21,6 +21,9 @@ export const busyboxHttpd = (hostPort: string) => ["busybox", "httpd", "-f", "-p
  */
 export const busyboxHttpdAsPid1 = (hostPort: string) => ["busybox", "sh", "-c", `trap 'exit 0' TERM; ${busyboxHttpd(hostPort).join(" ")} & wait`];
 
+/** A stand-in that only runs, as PID 1 of its own container, and ends at SIGTERM. */
+export const busyboxIdleAsPid1 = () => ["busybox", "sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600; done & wait"];
+
 export interface AppImages {
   /** Our image, under the name the docs' manifests and app-entrypoint.Dockerfile use. */
   readonly proxy: string;

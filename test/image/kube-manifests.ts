@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
-import { busyboxHttpd, busyboxHttpdAsPid1, type AppImages } from "./app-images.js";
+import { busyboxHttpd, busyboxHttpdAsPid1, busyboxIdleAsPid1, type AppImages } from "./app-images.js";
 
 const deployDir = join(import.meta.dirname, "../../docs/deploy");
 
@@ -62,7 +62,8 @@ export function workloadManifests(): string[] {
  *   same args, env and securityContext (podman 4.3 refuses probes on init containers, CONTRACT §12);
  * - our image for registry.example/readiness-proxy; for the entrypoint form's app image, the image
  *   docs/deploy/app-entrypoint.Dockerfile builds, its app after `--` replaced by busybox httpd on the
- *   port the proxy's --upstream names; any other app image is the stand-in running busybox httpd there;
+ *   port the proxy's --upstream names; any other app image is the stand-in running busybox httpd there,
+ *   or idle when the app's gRPC health is a check (then the test serves it);
  * - Services and other kinds left out.
  */
 export function playable(file: string, images: AppImages): PlayableManifest {
@@ -88,6 +89,7 @@ export function playable(file: string, images: AppImages): PlayableManifest {
   if (!proxy) throw new Error(`${file}: no readiness-proxy container (our image, or an app image whose args hold "--")`);
   const upstream = new URL(flag(proxy.args ?? [], "--upstream")[0] ?? "http://127.0.0.1:8000");
   const app = busyboxHttpd(`${upstream.hostname}:${upstream.port}`);
+  const upstreamGrpcService = flag(proxy.args ?? [], "--readiness-upstream-grpc-service")[0];
   for (const container of containers) {
     if (container.ports) {
       delete container.ports;
@@ -100,6 +102,14 @@ export function playable(file: string, images: AppImages): PlayableManifest {
       changes.push(`${container.name}: image ${container.image} built from app-entrypoint.Dockerfile, app "${args.slice(args.indexOf("--") + 1).join(" ")}" -> "${app.join(" ")}"`);
       container.image = images.appEntrypoint;
       container.args = [...args.slice(0, args.indexOf("--") + 1), ...app];
+    } else if (upstreamGrpcService !== undefined) {
+      // The app's gRPC health is a check: the test plays the app itself (a grpcio app in the pod's
+      // network namespace, whose health it flips); the stand-in only stands.
+      const command = busyboxIdleAsPid1();
+      changes.push(`${container.name}: image ${container.image} -> the busybox stand-in, idle (the test serves the app's gRPC health on ${upstream.port})`);
+      container.image = images.standIn;
+      container.command = command;
+      delete container.args;
     } else {
       const command = busyboxHttpdAsPid1(`${upstream.hostname}:${upstream.port}`);
       changes.push(`${container.name}: image ${container.image} -> the busybox stand-in, command ${JSON.stringify(command)}`);
@@ -116,7 +126,7 @@ export function playable(file: string, images: AppImages): PlayableManifest {
     listenPort: Number(/:(\d+)$/.exec(listen)?.[1]),
     requiredPorts: flag(proxy.args ?? [], "--readiness-required-listener").map(Number).sort((a, b) => a - b),
     upstreamPort: Number(upstream.port || 80),
-    upstreamGrpcService: flag(proxy.args ?? [], "--readiness-upstream-grpc-service")[0],
+    upstreamGrpcService,
     form: proxy.args?.includes("--") ? "entrypoint" : "sidecar",
     terminationGracePeriodSeconds: pod.terminationGracePeriodSeconds ?? 30,
     changes,
