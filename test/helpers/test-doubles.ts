@@ -69,3 +69,9 @@ export class ManualTimers {
     }
   }
 }
+
+/** Resolves with `promise`, or with `late` when it has not settled within `ms`: a test then fails on an assertion instead of hanging the file. */
+export function within<T, L>(promise: Promise<T>, ms: number, late: L): Promise<T | L> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise, new Promise<L>((resolve) => (timer = setTimeout(() => resolve(late), ms)))]).finally(() => clearTimeout(timer));
+}

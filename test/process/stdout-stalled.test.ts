@@ -6,6 +6,7 @@ import { reopenPipeNonBlocking } from "../../src/access-log/stdout-sink.js";
 import { lineReader, makeFifo } from "../helpers/fifo.js";
 import { send } from "../helpers/http-client.js";
 import { BINARY } from "../helpers/spawn-daemon.js";
+import { within } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const skip = existsSync(BINARY) ? false : "the binary is not built (make build)";
@@ -23,12 +24,6 @@ function fillPipe(writeFd: number): void {
   } finally {
     closeSync(own);
   }
-}
-
-/** Resolves with `promise`, or with `late` when it has not settled within `ms` (the test fails instead of hanging). */
-function within<T, L>(promise: Promise<T>, ms: number, late: L): Promise<T | L> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<L>((resolve) => (timer = setTimeout(() => resolve(late), ms)))]).finally(() => clearTimeout(timer));
 }
 
 async function startWithFifo(t: Test) {

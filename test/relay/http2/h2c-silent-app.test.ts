@@ -6,15 +6,13 @@ import { h2Connect, h2Request, startH2Upstream } from "../../helpers/h2.js";
 import { send } from "../../helpers/http-client.js";
 import { startSilentApp } from "../../helpers/silent-app.js";
 import { BINARY, spawnDaemon } from "../../helpers/spawn-daemon.js";
+import { within as withinOr } from "../../helpers/test-doubles.js";
+
+/** The answer, or what did not come in time (the assertion then fails on that text). */
+const within = <T>(promise: Promise<T>, ms: number, what: string) => withinOr(promise, ms, `${what}: nothing within ${ms} ms`);
+
 
 const skip = existsSync(BINARY) ? false : "the binary is not built (make build)";
-
-/** Fails the assertion instead of hanging the file when the answer never comes. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T | string> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`${what}: nothing within ${ms} ms`), ms)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 t.test("an h2c app that never sends SETTINGS: 504 at the head deadline for HTTP/1.1 and h2 clients alike", { skip }, async (t) => {
   const app = await startSilentApp(t);
@@ -33,14 +31,21 @@ t.test("Expect: 100-continue toward an h2c app: 100 Continue, then the app's ans
   const socket = connect(daemon.port, "127.0.0.1");
   t.teardown(() => socket.destroy());
   let text = "";
+  const waiting: Array<() => void> = [];
+  // One reader of the socket; each wait checks what it has read so far, and again at every chunk.
+  socket.on("data", (chunk: Buffer) => {
+    text += chunk.toString("latin1");
+    for (const check of [...waiting]) check();
+  });
   const seen = (pattern: RegExp) =>
     within(
       new Promise<string>((resolve) => {
-        const check = () => (pattern.test(text) ? resolve(text) : undefined);
-        socket.on("data", (chunk: Buffer) => {
-          text += chunk.toString("latin1");
-          check();
-        });
+        const check = (): void => {
+          if (!pattern.test(text)) return;
+          waiting.splice(waiting.indexOf(check), 1);
+          resolve(text);
+        };
+        waiting.push(check);
         check();
       }),
       10_000,
