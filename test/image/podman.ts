@@ -98,7 +98,9 @@ export function startPodman(t: Test): Podman {
   t.teardown(async () => {
     await run(["pod", "rm", "--all", "--force", "--time", "0"]);
     await run(["rm", "--all", "--force", "--time", "0"]);
-    rmSync(dir, { recursive: true, force: true });
+    // podman's cleanup process (conmon's exit hook) can still be writing under the root a moment
+    // after `rm` returns: ENOTEMPTY then, seen once in a CI run; rmSync retries it.
+    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   return {
     run,
