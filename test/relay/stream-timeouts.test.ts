@@ -152,6 +152,25 @@ t.test("an h2 stream that stops moving: RST_STREAM CANCEL to the client and to t
   await checkRecorded(t, daemon, "/h2-events", "idle", 200);
 });
 
+t.test("an h2 upload to an h2c app that stalls is ended by --idle-timeout: RST_STREAM CANCEL both ways (the head timeout was cleared for the upload)", async (t) => {
+  const app = await startH2Upstream(t);
+  const appReset = deferred<number>();
+  app.handle((stream) => {
+    stream.resume();
+    stream.on("close", () => appReset.resolve(stream.rstCode ?? -1));
+  });
+  // A head timeout far beyond the test: only the idle timeout can end the stalled upload.
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--idle-timeout", "500ms", "--response-header-timeout", "5m", ...ARGS]);
+  const session = h2Connect(t, daemon.port);
+  const stream = session.request({ ":method": "POST", ":path": "/h2-upload" }, { endStream: false });
+  stream.on("error", () => {});
+  stream.write("part of a body");
+  const clientCode = await new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  t.equal(clientCode, http2.constants.NGHTTP2_CANCEL, "the client's stream: RST_STREAM CANCEL");
+  t.equal(await appReset.promise, http2.constants.NGHTTP2_CANCEL, "the app's stream: RST_STREAM CANCEL");
+  await checkRecorded(t, daemon, "/h2-upload", "idle", 0);
+});
+
 t.test("a WebSocket tunnel follows --idle-timeout: frames keep it, silence closes both sides", async (t) => {
   const upstreamClosed = deferred();
   const server = createServer();

@@ -137,9 +137,11 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     if (this.#requestEnded) {
       if (!endStream) upstream.end();
     } else {
-      // The rest of the body goes now: upload time does not count, the deadline starts again at its end.
+      // The rest of the body goes now: upload time does not count, the deadline starts again at its
+      // end, and meanwhile --idle-timeout rules (as for an HTTP/1.1 upload).
       clearTimeout(this.#headTimer);
       this.#headTimer = undefined;
+      this.#record.awaitingHead(false);
     }
     this.#client.resumeForBody();
   }

@@ -148,9 +148,11 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
       this.#bodyForwarded = true;
     }
     if (this.#clientEnded) return;
-    // The body goes now: upload time does not count, the deadline starts again at its end.
+    // The body goes now: upload time does not count, the deadline starts again at its end, and
+    // meanwhile --idle-timeout rules (as for an HTTP/1.1 upload).
     clearTimeout(this.#headTimer);
     this.#headTimer = undefined;
+    this.#record.awaitingHead(false);
     this.#client.resume();
   }
 
