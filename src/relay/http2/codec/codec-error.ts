@@ -19,7 +19,7 @@ export const H2_ERROR = {
 } as const;
 
 /** The errors the codec's pure cores raise: each one ends the connection with GOAWAY of the same name (ENHANCE_YOUR_CALM for a flood). */
-export type CodecErrorCode = "COMPRESSION_ERROR" | "FRAME_SIZE_ERROR" | "PROTOCOL_ERROR" | "FLOW_CONTROL_ERROR" | "ENHANCE_YOUR_CALM";
+export type CodecErrorCode = "COMPRESSION_ERROR" | "FRAME_SIZE_ERROR" | "PROTOCOL_ERROR" | "FLOW_CONTROL_ERROR" | "STREAM_CLOSED" | "ENHANCE_YOUR_CALM";
 
 /**
  * A connection error found by the HPACK decoder or the frame reader. Callers branch on `code` (and

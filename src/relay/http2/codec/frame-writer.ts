@@ -1,6 +1,6 @@
 // The frame writer (RFC 9113 §4, §6): frames appended to one output buffer per connection and taken as one list of buffers to write per turn.
 import { ByteBuffer } from "./byte-buffer.js";
-import { DEFAULT_MAX_FRAME_SIZE, FLAG, FRAME, FRAME_HEADER_SIZE } from "./frame-types.js";
+import { CLIENT_PREFACE, DEFAULT_MAX_FRAME_SIZE, FLAG, FRAME, FRAME_HEADER_SIZE } from "./frame-types.js";
 import type { HpackEncoder } from "./hpack-encoder.js";
 
 /**
@@ -34,6 +34,11 @@ export class FrameWriter {
     this.pieces = [];
     this.pending = 0;
     return pieces;
+  }
+
+  /** The client connection preface (RFC 9113 §3.4): the client side's first octets, before its SETTINGS. */
+  preface(): void {
+    this.out.pushBytes(CLIENT_PREFACE);
   }
 
   /** SETTINGS with `entries` as [id, value] pairs. */

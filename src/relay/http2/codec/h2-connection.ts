@@ -1,0 +1,618 @@
+// One HTTP/2 connection on a socket, either side (RFC 9113 §5, §6): stream states and ids, SETTINGS, PING, GOAWAY, flow control per hop, flood budgets; heads, data and trailers in and out.
+import { CodecError, H2_ERROR } from "./codec-error.js";
+import { FloodBudget, GLITCH_BUDGET, RAPID_RESET_BUDGET, type MonotonicClock } from "./flood-budget.js";
+import { FrameReader, type FrameVisitor } from "./frame-reader.js";
+import { MAX_WINDOW, SETTING } from "./frame-types.js";
+import { FrameWriter } from "./frame-writer.js";
+import { H2Stream, STREAM_STATE } from "./h2-stream.js";
+import { DECODED, HpackDecoder } from "./hpack-decoder.js";
+import { HpackEncoder } from "./hpack-encoder.js";
+import { checkRequestHead, checkResponseHead, checkTrailers, MessageFacts } from "./message-checks.js";
+import { RecentStreamIds } from "./recent-stream-ids.js";
+
+/** The socket as the connection uses it (a `net.Socket`, or a test's stand-in). */
+export interface H2Transport {
+  write(chunk: Buffer): boolean;
+  cork(): void;
+  uncork(): void;
+  /** Octets written and not yet taken by the kernel. */
+  readonly writableLength: number;
+  pause(): unknown;
+  resume(): unknown;
+  end(): unknown;
+  destroy(): unknown;
+}
+
+/** What the connection tells its user. A call that throws costs its stream (INTERNAL_ERROR), never the connection. */
+export interface H2ConnectionHandler {
+  /** A new stream's head (server: a request) or a response head, 1xx included (client); already checked (RFC 9113 §8). */
+  onHead(stream: H2Stream, fields: string[], neverIndexed: readonly number[], endStream: boolean): void;
+  /** Server: a request whose header list passed our 16 KiB: the stream is open, to be answered (431) and ended. */
+  onOversizedHead(stream: H2Stream): void;
+  /** A piece of the stream's body; `consume` it to let the peer send more. */
+  onData(stream: H2Stream, data: Buffer, endStream: boolean): void;
+  onTrailers(stream: H2Stream, fields: string[], neverIndexed: readonly number[]): void;
+  /** The stream ended before both sides finished: the peer's RST_STREAM (`byPeer`), our stream error, or the connection's end. */
+  onReset(stream: H2Stream, errorCode: number, byPeer: boolean): void;
+  /** Output queued for the stream has gone out (after `sendData` returned false). */
+  onWritable(stream: H2Stream): void;
+  /** The peer sent GOAWAY: no stream above `lastStreamId` was processed (client side: each was reset with REFUSED_STREAM first). */
+  onGoaway(lastStreamId: number, errorCode: number): void;
+  /** The connection is over; `error` when it ended with a connection error (ours or the peer's framing). */
+  onClose(error: CodecError | undefined): void;
+  /** An exception of ours thrown from a handler call: reported, its stream reset. */
+  onFault(error: unknown): void;
+}
+
+export interface H2ConnectionOptions {
+  /** Server: read the client preface first and take odd stream ids; client: send the preface and open odd ids. */
+  readonly role: "server" | "client";
+  readonly clock: MonotonicClock;
+  /** Streams the peer may open at once (server; CONTRACT §13: 100); beyond, RST_STREAM REFUSED_STREAM. */
+  readonly maxConcurrentStreams?: number;
+  /** The header list we accept (SETTINGS_MAX_HEADER_LIST_SIZE, 16 KiB as HTTP/1.1's head). */
+  readonly maxHeaderListSize?: number;
+  /** Each stream's receive window (default 65,535, the protocol's initial): what one stream may hold here. */
+  readonly streamWindow?: number;
+  /** The connection's receive window (default 1 MiB), raised with a WINDOW_UPDATE at the start. */
+  readonly connectionWindow?: number;
+}
+
+const DEFAULT_WINDOW = 65535;
+/** Past this much unwritten output, reading stops (a peer that does not read cannot make us buffer more) and new DATA waits. */
+const HIGH_WATER = 256 * 1024;
+
+/** The connection: `receive` every socket read; its user answers through `respond`, `sendData`, `sendTrailers`, `reset`, `consume`. */
+export class H2Connection implements FrameVisitor {
+  readonly streams = new Map<number, H2Stream>();
+  readonly #role: "server" | "client";
+  readonly #transport: H2Transport;
+  readonly #handler: H2ConnectionHandler;
+  readonly #reader: FrameReader;
+  readonly #writer = new FrameWriter();
+  readonly #decoder: HpackDecoder;
+  readonly #encoder = new HpackEncoder();
+  readonly #facts = new MessageFacts();
+  readonly #fields: string[] = [];
+  /** Streams we reset lately: the peer's frames for them may be in flight, and are ignored. */
+  readonly #recentlyReset = new RecentStreamIds();
+  /** Streams that closed lately, however: HEADERS on one is STREAM_CLOSED, on an id never opened PROTOCOL_ERROR (§5.1.1). */
+  readonly #recentlyClosed = new RecentStreamIds();
+  readonly #resets: FloodBudget;
+  readonly #glitches: FloodBudget;
+  readonly #maxConcurrent: number;
+  readonly #streamWindow: number;
+  readonly #connectionWindow: number;
+  /** The peer's settings as they apply now. */
+  #peerInitialWindow = DEFAULT_WINDOW;
+  #peerMaxConcurrent = Number.MAX_SAFE_INTEGER;
+  #sendWindow = DEFAULT_WINDOW;
+  #receiveWindow: number;
+  #unannouncedConnection = 0;
+  /** The highest stream id the peer opened (server) or we opened (client). */
+  #lastPeerStreamId = 0;
+  #lastLocalStreamId = 0;
+  /** Streams with output waiting for window, in the order they began waiting. */
+  readonly #blocked = new Set<H2Stream>();
+  #goawaySent = false;
+  #goawayReceived = false;
+  #closed = false;
+  #flushScheduled = false;
+  #readingPaused = false;
+  #inReceive = false;
+
+  constructor(transport: H2Transport, handler: H2ConnectionHandler, options: H2ConnectionOptions) {
+    this.#role = options.role;
+    this.#transport = transport;
+    this.#handler = handler;
+    this.#maxConcurrent = options.maxConcurrentStreams ?? 100;
+    this.#streamWindow = options.streamWindow ?? DEFAULT_WINDOW;
+    this.#connectionWindow = options.connectionWindow ?? 1024 * 1024;
+    this.#receiveWindow = DEFAULT_WINDOW;
+    const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
+    this.#decoder = new HpackDecoder({ maxHeaderListSize });
+    this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, 16384) });
+    this.#resets = new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, options.clock);
+    this.#glitches = new FloodBudget(GLITCH_BUDGET.burst, GLITCH_BUDGET.perSecond, options.clock);
+    const settings: [number, number][] = [
+      [SETTING.ENABLE_PUSH, 0],
+      [SETTING.MAX_HEADER_LIST_SIZE, maxHeaderListSize],
+    ];
+    if (this.#role === "server") settings.push([SETTING.MAX_CONCURRENT_STREAMS, this.#maxConcurrent]);
+    if (this.#streamWindow !== DEFAULT_WINDOW) settings.push([SETTING.INITIAL_WINDOW_SIZE, this.#streamWindow]);
+    if (this.#role === "client") this.#writer.preface();
+    this.#writer.settings(settings);
+    if (this.#connectionWindow > DEFAULT_WINDOW) {
+      this.#writer.windowUpdate(0, this.#connectionWindow - DEFAULT_WINDOW);
+      this.#receiveWindow = this.#connectionWindow;
+    }
+    this.#scheduleFlush();
+  }
+
+  /** The streams open now. */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Client side: whether a new stream may be opened now (the peer's limit, no GOAWAY either way). */
+  get canOpenStream(): boolean {
+    return !this.#closed && !this.#goawaySent && !this.#goawayReceived && this.streams.size < this.#peerMaxConcurrent && this.#lastLocalStreamId < MAX_WINDOW - 2;
+  }
+
+  /** Takes one socket read. Any connection error ends the connection here (GOAWAY, then the close). */
+  receive(chunk: Buffer): void {
+    if (this.#closed) return;
+    this.#inReceive = true;
+    try {
+      this.#reader.push(chunk);
+    } catch (error) {
+      if (error instanceof CodecError) this.#connectionError(error);
+      else {
+        this.#handler.onFault(error);
+        this.#connectionError(new CodecError("PROTOCOL_ERROR", "internal error"), H2_ERROR.INTERNAL_ERROR);
+      }
+    } finally {
+      this.#inReceive = false;
+    }
+    this.#flush();
+  }
+
+  /** The socket ended or failed: every stream still open is reset for its user. */
+  transportClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#resetAll(H2_ERROR.CANCEL);
+    this.#handler.onClose(undefined);
+  }
+
+  /** The socket drained: reading goes on, and streams waiting for it send. */
+  transportDrained(): void {
+    if (this.#readingPaused && this.#transport.writableLength < HIGH_WATER) {
+      this.#readingPaused = false;
+      this.#transport.resume();
+    }
+    this.#sendBlocked();
+    this.#flush();
+  }
+
+  // ---- the user's side ----
+
+  /** Client side: opens a stream with a request head; its id is taken now, so ids rise in the order heads go out. */
+  request(fields: readonly string[], endStream: boolean, user: unknown, neverIndexed?: readonly number[]): H2Stream {
+    this.#lastLocalStreamId = this.#lastLocalStreamId === 0 ? 1 : this.#lastLocalStreamId + 2;
+    const stream = new H2Stream(this.#lastLocalStreamId, this.#peerInitialWindow, this.#streamWindow);
+    stream.user = user;
+    this.streams.set(stream.id, stream);
+    this.#writer.headers(stream.id, fields, endStream, this.#encoder, neverIndexed);
+    if (endStream) stream.endOneSide(true);
+    this.#scheduleFlush();
+    return stream;
+  }
+
+  /** Server side: the response head (1xx ones too: `endStream` false, and more heads may follow). */
+  respond(stream: H2Stream, fields: readonly string[], endStream: boolean, neverIndexed?: readonly number[]): void {
+    if (this.#closed || stream.localEnded || !this.streams.has(stream.id)) return;
+    this.#writer.headers(stream.id, fields, endStream, this.#encoder, neverIndexed);
+    if (endStream) this.#endLocal(stream);
+    this.#scheduleFlush();
+  }
+
+  /**
+   * Sends body octets (and the end with `endStream`). What the windows do not allow waits on the
+   * stream; false means it waits: stop reading the source until `onWritable`.
+   */
+  sendData(stream: H2Stream, data: Buffer, endStream: boolean): boolean {
+    if (this.#closed || stream.localEnded || !this.streams.has(stream.id)) return true;
+    if (data.length > 0) {
+      stream.queue.push(data);
+      stream.queuedOctets += data.length;
+    }
+    stream.queuedEnd = endStream;
+    this.#sendQueued(stream);
+    this.#scheduleFlush();
+    if (stream.queue.length === 0) return true;
+    stream.wantsWritable = true;
+    return false;
+  }
+
+  /** Sends trailers, ending the stream (after any queued data). */
+  sendTrailers(stream: H2Stream, fields: readonly string[]): void {
+    if (this.#closed || stream.localEnded || !this.streams.has(stream.id)) return;
+    stream.queuedTrailers = fields;
+    this.#sendQueued(stream);
+    this.#scheduleFlush();
+  }
+
+  /** Ends a stream with RST_STREAM (`errorCode`, RFC 9113 §7); its user hears nothing more of it. */
+  reset(stream: H2Stream, errorCode: number): void {
+    if (this.#closed || this.streams.get(stream.id) !== stream) return;
+    this.#writer.rstStream(stream.id, errorCode);
+    this.#forget(stream);
+    this.#recentlyReset.add(stream.id);
+    this.#scheduleFlush();
+  }
+
+  /** The user took `octets` of a stream's body: credit goes back to the peer (in batches of half a window). */
+  consume(stream: H2Stream, octets: number): void {
+    if (this.#closed) return;
+    this.#returnConnectionCredit(octets);
+    if (this.streams.get(stream.id) !== stream || stream.remoteEnded) return;
+    stream.unannounced += octets;
+    if (stream.unannounced >= this.#streamWindow >> 1) {
+      this.#writer.windowUpdate(stream.id, stream.unannounced);
+      stream.receiveWindow += stream.unannounced;
+      stream.unannounced = 0;
+      this.#scheduleFlush();
+    }
+  }
+
+  /** The drain: GOAWAY NO_ERROR with the last stream we took; the connection closes once its streams are done. */
+  shutdown(): void {
+    if (this.#closed || this.#goawaySent) return;
+    this.#goawaySent = true;
+    this.#writer.goaway(this.#lastPeerStreamId, H2_ERROR.NO_ERROR);
+    this.#scheduleFlush();
+    this.#closeIfDone();
+  }
+
+  /** Ends at once: GOAWAY with `errorCode`, every stream reset. */
+  destroy(errorCode: number = H2_ERROR.CANCEL): void {
+    if (this.#closed) return;
+    this.#connectionError(new CodecError("PROTOCOL_ERROR", "closed by us"), errorCode);
+  }
+
+  // ---- frames in (FrameVisitor) ----
+
+  onSettings(entries: Buffer): void {
+    for (let at = 0; at < entries.length; at += 6) {
+      const id = entries.readUInt16BE(at);
+      const value = entries.readUInt32BE(at + 2);
+      if (id === SETTING.HEADER_TABLE_SIZE) this.#encoder.setPeerMaxTableSize(value);
+      else if (id === SETTING.MAX_CONCURRENT_STREAMS) this.#peerMaxConcurrent = value;
+      else if (id === SETTING.MAX_FRAME_SIZE) this.#writer.maxFrameSize = value;
+      else if (id === SETTING.ENABLE_PUSH && value === 1 && this.#role === "client") throw new CodecError("PROTOCOL_ERROR", "a server enabled push");
+      else if (id === SETTING.INITIAL_WINDOW_SIZE) {
+        // Re-bases every open stream's window by the change (RFC 9113 §6.9.2); it may go negative.
+        const delta = value - this.#peerInitialWindow;
+        this.#peerInitialWindow = value;
+        for (const stream of this.streams.values()) {
+          stream.sendWindow += delta;
+          if (stream.sendWindow > MAX_WINDOW) throw new CodecError("FLOW_CONTROL_ERROR", "INITIAL_WINDOW_SIZE pushed a stream's window past 2^31-1");
+        }
+      }
+    }
+    this.#writer.settingsAck();
+    this.#sendBlocked();
+  }
+
+  onSettingsAck(): void {
+    // Our settings change nothing the decoder or the reader enforce before the ACK: they are the defaults' bounds already.
+  }
+
+  onPing(opaque: Buffer, ack: boolean): void {
+    if (!ack) this.#writer.ping(opaque, true);
+  }
+
+  onGoaway(lastStreamId: number, errorCode: number): void {
+    this.#goawayReceived = true;
+    if (this.#role === "client") {
+      // Streams above the last id were not processed: their users may send them again elsewhere.
+      for (const stream of [...this.streams.values()]) {
+        if (stream.id > lastStreamId) this.#resetForUser(stream, H2_ERROR.REFUSED_STREAM, true);
+      }
+    }
+    this.#guard(undefined, () => this.#handler.onGoaway(lastStreamId, errorCode));
+    this.#closeIfDone();
+  }
+
+  onWindowUpdate(streamId: number, increment: number): void {
+    if (streamId === 0) {
+      if (increment === 0) throw new CodecError("PROTOCOL_ERROR", "WINDOW_UPDATE of 0 on the connection");
+      this.#sendWindow += increment;
+      if (this.#sendWindow > MAX_WINDOW) throw new CodecError("FLOW_CONTROL_ERROR", "the connection's window past 2^31-1");
+      this.#sendBlocked();
+      return;
+    }
+    const stream = this.streams.get(streamId);
+    // After a close, the peer's WINDOW_UPDATE may still be on its way (§5.1): ignored.
+    if (stream === undefined) return this.#checkNotIdle(streamId);
+    if (increment === 0) return this.#streamError(stream.id, H2_ERROR.PROTOCOL_ERROR);
+    stream.sendWindow += increment;
+    if (stream.sendWindow > MAX_WINDOW) return this.#streamError(stream.id, H2_ERROR.FLOW_CONTROL_ERROR);
+    if (stream.queue.length > 0 || stream.queuedEnd || stream.queuedTrailers !== undefined) this.#sendQueued(stream);
+  }
+
+  onRstStream(streamId: number, errorCode: number): void {
+    const stream = this.streams.get(streamId);
+    if (stream === undefined) return this.#checkNotIdle(streamId);
+    // Rapid reset (CVE-2023-44487): every stream the peer cancels costs it a token.
+    if (!this.#resets.spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many streams reset by the peer");
+    this.#resetForUser(stream, errorCode, true);
+  }
+
+  onPriority(streamId: number, dependsOn: number): void {
+    if (dependsOn === streamId) throw new CodecError("PROTOCOL_ERROR", "a stream that depends on itself");
+    this.#glitch();
+  }
+
+  onUnknownFrame(): void {
+    this.#glitch();
+  }
+
+  onHeaders(streamId: number, block: Buffer, endStream: boolean, dependsOn: number): void {
+    const fields = this.#fields;
+    // Every block is decoded, even one we refuse, or the HPACK tables part (RFC 9113 §4.3).
+    const decoded = this.#decoder.decode(block, 0, block.length, fields);
+    const stream = this.streams.get(streamId);
+    if (stream === undefined) {
+      if (this.#role === "client" || (streamId & 1) === 0 || streamId <= this.#lastPeerStreamId) return this.#onUnknownStream(streamId, true);
+      this.#lastPeerStreamId = streamId;
+      return this.#openPeerStream(streamId, fields, decoded, endStream, dependsOn);
+    }
+    if (stream.remoteEnded) return this.#streamError(streamId, H2_ERROR.STREAM_CLOSED);
+    if (dependsOn === streamId) return this.#malformed(stream);
+    if (this.#role === "client" && !stream.finalHeadSeen) {
+      if (decoded !== DECODED.OK || !checkResponseHead(fields, this.#facts)) return this.#malformed(stream);
+      const status = fields[1] as string;
+      const interim = status.charCodeAt(0) === 0x31; /* 1xx */
+      if (interim && (endStream || status === "101")) return this.#malformed(stream);
+      if (!interim) {
+        stream.finalHeadSeen = true;
+        stream.contentLength = this.#facts.contentLength;
+      }
+      if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
+      if (endStream) this.#endRemote(stream);
+      return this.#guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+    }
+    // Trailers: they end the stream, and hold regular fields only (RFC 9113 §8.1).
+    this.#facts.contentLength = stream.contentLength;
+    if (!endStream || decoded !== DECODED.OK || !checkTrailers(fields, this.#facts) || !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
+    this.#endRemote(stream);
+    this.#guard(stream, () => this.#handler.onTrailers(stream, fields, this.#decoder.neverIndexed));
+  }
+
+  onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void {
+    if (flowControlled > this.#receiveWindow) throw new CodecError("FLOW_CONTROL_ERROR", "DATA past the connection's window");
+    this.#receiveWindow -= flowControlled;
+    const stream = this.streams.get(streamId);
+    if (stream === undefined || stream.remoteEnded) {
+      // Nobody takes these octets: the connection's credit goes back at once.
+      this.#returnConnectionCredit(flowControlled);
+      if (stream !== undefined) return this.#streamError(streamId, H2_ERROR.STREAM_CLOSED);
+      return this.#onUnknownStream(streamId, false);
+    }
+    if (flowControlled > stream.receiveWindow) {
+      this.#returnConnectionCredit(flowControlled);
+      return this.#streamError(streamId, H2_ERROR.FLOW_CONTROL_ERROR);
+    }
+    stream.receiveWindow -= flowControlled;
+    // Padding is nobody's to consume: its credit goes back now.
+    const padding = flowControlled - data.length;
+    if (padding > 0) this.consume(stream, padding);
+    if (this.#role === "client" && !stream.finalHeadSeen) return this.#malformed(stream);
+    stream.received += data.length;
+    if (stream.contentLength >= 0 && stream.received > stream.contentLength) return this.#malformed(stream);
+    if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
+    // An empty DATA frame that ends nothing is a known flood (CVE-2019-9518).
+    if (flowControlled === 0 && !endStream) this.#glitch();
+    if (endStream) this.#endRemote(stream);
+    if (data.length > 0 || endStream) this.#guard(stream, () => this.#handler.onData(stream, data, endStream));
+  }
+
+  // ---- inside ----
+
+  /** Server: a HEADERS on a new id: refused past the limit, malformed or too large, else handed on. */
+  #openPeerStream(streamId: number, fields: string[], decoded: number, endStream: boolean, dependsOn: number): void {
+    if (this.#goawaySent) return; // above the GOAWAY's last id (RFC 9113 §6.8): ignored
+    if (this.streams.size >= this.#maxConcurrent) {
+      this.#glitch();
+      this.#writer.rstStream(streamId, H2_ERROR.REFUSED_STREAM);
+      this.#recentlyReset.add(streamId);
+      return;
+    }
+    const stream = new H2Stream(streamId, this.#peerInitialWindow, this.#streamWindow);
+    this.streams.set(streamId, stream);
+    if (endStream) stream.endOneSide(false);
+    if (decoded === DECODED.LIST_TOO_LARGE) return this.#guard(stream, () => this.#handler.onOversizedHead(stream));
+    if (dependsOn === streamId || !checkRequestHead(fields, this.#facts)) return this.#malformed(stream);
+    stream.contentLength = this.#facts.contentLength;
+    if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
+    this.#guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+  }
+
+  /**
+   * A frame for a stream not in the table. Idle ids (never opened) are a connection error; ids we
+   * reset lately are in flight and ignored; other closed ids are the peer's error: HEADERS end the
+   * connection (its HPACK state is fine, but the stream cannot be reopened), the rest the stream.
+   */
+  #onUnknownStream(streamId: number, headers: boolean): void {
+    this.#checkNotIdle(streamId);
+    if (this.#recentlyReset.has(streamId)) return;
+    if (headers) {
+      if (this.#recentlyClosed.has(streamId)) throw new CodecError("STREAM_CLOSED", `HEADERS on closed stream ${streamId}`);
+      throw new CodecError("PROTOCOL_ERROR", `HEADERS on stream ${streamId}, below one opened since`);
+    }
+    this.#streamError(streamId, H2_ERROR.STREAM_CLOSED);
+  }
+
+  /** A frame on an idle stream (one never opened, above the last) is a connection error (RFC 9113 §5.1). */
+  #checkNotIdle(streamId: number): void {
+    const ownParity = this.#role === "server" ? (streamId & 1) === 0 : (streamId & 1) === 1;
+    const last = ownParity ? this.#lastLocalStreamId : this.#lastPeerStreamId;
+    if (streamId > last) throw new CodecError("PROTOCOL_ERROR", `a frame on idle stream ${streamId}`);
+  }
+
+  /** A malformed message (RFC 9113 §8.1.1): RST_STREAM PROTOCOL_ERROR, never handed on. */
+  #malformed(stream: H2Stream): void {
+    this.#streamError(stream.id, H2_ERROR.PROTOCOL_ERROR);
+  }
+
+  /** A stream error (RFC 9113 §5.4.2): RST_STREAM; it counts against the glitch budget (MadeYouReset, CVE-2025-8671). */
+  #streamError(streamId: number, errorCode: number): void {
+    this.#glitch();
+    this.#writer.rstStream(streamId, errorCode);
+    this.#recentlyReset.add(streamId);
+    const stream = this.streams.get(streamId);
+    if (stream !== undefined) this.#resetForUser(stream, errorCode, false);
+  }
+
+  #glitch(): void {
+    if (!this.#glitches.spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many protocol glitches");
+  }
+
+  #bodyLengthMatches(stream: H2Stream): boolean {
+    return stream.contentLength < 0 || stream.received === stream.contentLength;
+  }
+
+  #endRemote(stream: H2Stream): void {
+    if (stream.endOneSide(false)) this.#forget(stream);
+  }
+
+  #endLocal(stream: H2Stream): void {
+    if (stream.endOneSide(true)) this.#forget(stream);
+  }
+
+  /** Takes the stream out of the table and returns what its user held of the connection's window. */
+  #forget(stream: H2Stream): void {
+    if (this.streams.get(stream.id) !== stream) return;
+    this.streams.delete(stream.id);
+    this.#recentlyClosed.add(stream.id);
+    this.#blocked.delete(stream);
+    stream.state = STREAM_STATE.CLOSED;
+    stream.queue.length = 0;
+    this.#closeIfDone();
+  }
+
+  #resetForUser(stream: H2Stream, errorCode: number, byPeer: boolean): void {
+    this.#forget(stream);
+    this.#guard(undefined, () => this.#handler.onReset(stream, errorCode, byPeer));
+  }
+
+  #resetAll(errorCode: number): void {
+    for (const stream of [...this.streams.values()]) this.#resetForUser(stream, errorCode, false);
+  }
+
+  /** Runs a handler call; what it throws is reported and costs its stream only. */
+  #guard(stream: H2Stream | undefined, call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.#handler.onFault(error);
+      if (stream !== undefined && this.streams.get(stream.id) === stream) {
+        this.#writer.rstStream(stream.id, H2_ERROR.INTERNAL_ERROR);
+        this.#recentlyReset.add(stream.id);
+        this.#resetForUser(stream, H2_ERROR.INTERNAL_ERROR, false);
+      }
+    }
+  }
+
+  /** Sends what the windows allow of a stream's queue; the end or trailers once the queue is empty. */
+  #sendQueued(stream: H2Stream): void {
+    const queue = stream.queue;
+    while (queue.length > 0) {
+      const allowed = Math.min(stream.sendWindow, this.#sendWindow);
+      if (allowed <= 0 || this.#transport.writableLength + this.#writer.pendingLength >= HIGH_WATER) {
+        this.#blocked.add(stream);
+        return;
+      }
+      const head = queue[0] as Buffer;
+      const piece = head.length <= allowed ? head : head.subarray(0, allowed);
+      if (piece === head) queue.shift();
+      else queue[0] = head.subarray(allowed);
+      stream.queuedOctets -= piece.length;
+      stream.sendWindow -= piece.length;
+      this.#sendWindow -= piece.length;
+      const ends = queue.length === 0 && stream.queuedEnd && stream.queuedTrailers === undefined;
+      this.#writer.data(stream.id, piece, ends);
+      if (ends) {
+        stream.queuedEnd = false;
+        this.#endLocal(stream);
+        return this.#wake(stream);
+      }
+    }
+    this.#blocked.delete(stream);
+    if (stream.queuedTrailers !== undefined) {
+      const trailers = stream.queuedTrailers;
+      stream.queuedTrailers = undefined;
+      this.#writer.headers(stream.id, trailers, true, this.#encoder);
+      this.#endLocal(stream);
+    } else if (stream.queuedEnd) {
+      stream.queuedEnd = false;
+      this.#writer.data(stream.id, EMPTY, true);
+      this.#endLocal(stream);
+    }
+    this.#wake(stream);
+  }
+
+  #wake(stream: H2Stream): void {
+    if (!stream.wantsWritable) return;
+    stream.wantsWritable = false;
+    if (this.streams.get(stream.id) === stream) this.#guard(stream, () => this.#handler.onWritable(stream));
+  }
+
+  #sendBlocked(): void {
+    for (const stream of [...this.#blocked]) {
+      if (this.#sendWindow <= 0) return;
+      this.#sendQueued(stream);
+    }
+  }
+
+  #returnConnectionCredit(octets: number): void {
+    this.#unannouncedConnection += octets;
+    if (this.#unannouncedConnection >= this.#connectionWindow >> 1) {
+      this.#writer.windowUpdate(0, this.#unannouncedConnection);
+      this.#receiveWindow += this.#unannouncedConnection;
+      this.#unannouncedConnection = 0;
+      this.#scheduleFlush();
+    }
+  }
+
+  #connectionError(error: CodecError, code: number = error.h2Code): void {
+    if (this.#closed) return;
+    this.#writer.goaway(this.#lastPeerStreamId, code);
+    this.#flush();
+    this.#closed = true;
+    this.#transport.end();
+    this.#resetAll(code);
+    this.#handler.onClose(error);
+  }
+
+  /** After GOAWAY either way, the connection ends once its last stream does. */
+  #closeIfDone(): void {
+    if (this.#closed || this.streams.size > 0 || !(this.#goawaySent || this.#goawayReceived)) return;
+    this.#flush();
+    this.#closed = true;
+    this.#transport.end();
+    this.#handler.onClose(undefined);
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled || this.#inReceive) return;
+    this.#flushScheduled = true;
+    queueMicrotask(() => this.#flush());
+  }
+
+  /** Writes this turn's frames in one go; past the high-water mark, reading stops until the socket drains. */
+  #flush(): void {
+    this.#flushScheduled = false;
+    const pieces = this.#writer.flush();
+    if (pieces.length === 0) return;
+    const transport = this.#transport;
+    if (pieces.length === 1) transport.write(pieces[0] as Buffer);
+    else {
+      transport.cork();
+      for (const piece of pieces) transport.write(piece);
+      transport.uncork();
+    }
+    if (!this.#readingPaused && transport.writableLength >= HIGH_WATER) {
+      this.#readingPaused = true;
+      transport.pause();
+    }
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

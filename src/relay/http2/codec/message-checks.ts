@@ -1,0 +1,158 @@
+// HTTP/2 message validity (RFC 9113 §8.1.1, §8.2, §8.3): what makes a decoded header list malformed, so that a relay never forwards it.
+
+/**
+ * The facts one check leaves behind: why a list was refused (for the log and metrics; never sent
+ * to the peer), and the `content-length` that DATA must then sum to (-1: none).
+ */
+export class MessageFacts {
+  reason = "";
+  contentLength = -1;
+}
+
+/** Fields that belong to one connection and never appear in HTTP/2 (RFC 9113 §8.2.2); `te` is checked on its own. */
+const CONNECTION_SPECIFIC = new Set(["connection", "proxy-connection", "keep-alive", "transfer-encoding", "upgrade"]);
+
+/** Request pseudo-fields, as bits: each may appear once (RFC 9113 §8.3.1). */
+const PSEUDO_METHOD = 1;
+const PSEUDO_SCHEME = 2;
+const PSEUDO_PATH = 4;
+const PSEUDO_AUTHORITY = 8;
+const REQUEST_PSEUDO: ReadonlyMap<string, number> = new Map([
+  [":method", PSEUDO_METHOD],
+  [":scheme", PSEUDO_SCHEME],
+  [":path", PSEUDO_PATH],
+  [":authority", PSEUDO_AUTHORITY],
+]);
+
+/**
+ * A field name's octets: lowercase token characters only (RFC 9113 §8.2.1, §8.2: no uppercase, no
+ * controls, space, DEL or octets above 0x7e, none of the separators RFC 9110 §5.6.2 excludes).
+ */
+const NAME_OCTET = new Uint8Array(256);
+for (const char of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") NAME_OCTET[char.charCodeAt(0)] = 1;
+
+/** A field value may not hold NUL, CR or LF anywhere, nor begin or end with a space or tab (RFC 9113 §8.2.1). */
+function valueIsValid(value: string): boolean {
+  const length = value.length;
+  if (length === 0) return true;
+  const first = value.charCodeAt(0);
+  const last = value.charCodeAt(length - 1);
+  if (first === 0x20 || first === 0x09 || last === 0x20 || last === 0x09) return false;
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code === 0x00 || code === 0x0a || code === 0x0d) return false;
+  }
+  return true;
+}
+
+function nameIsValid(name: string, from: number): boolean {
+  const length = name.length;
+  if (length === from) return false;
+  for (let i = from; i < length; i++) if (NAME_OCTET[name.charCodeAt(i)] !== 1) return false;
+  return true;
+}
+
+/** The rules every regular field shares, in heads and trailers; sets `facts.reason` and returns false on the first broken one. */
+function regularFieldIsValid(name: string, value: string, facts: MessageFacts): boolean {
+  if (!nameIsValid(name, 0)) return refuse(facts, "invalid field name");
+  if (!valueIsValid(value)) return refuse(facts, "invalid field value");
+  if (CONNECTION_SPECIFIC.has(name)) return refuse(facts, "connection-specific field");
+  if (name === "te" && value !== "trailers") return refuse(facts, "te other than trailers");
+  if (name === "content-length") {
+    const length = parseContentLength(value);
+    if (length < 0 || (facts.contentLength >= 0 && facts.contentLength !== length)) return refuse(facts, "invalid content-length");
+    facts.contentLength = length;
+  }
+  return true;
+}
+
+/** Checks a request head (server side). `fields` is [name, value, ...] as the HPACK decoder made it. */
+export function checkRequestHead(fields: readonly string[], facts: MessageFacts): boolean {
+  facts.reason = "";
+  facts.contentLength = -1;
+  let seen = 0;
+  let regular = false;
+  let method = "";
+  let path = "";
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    const value = fields[i + 1] as string;
+    if (name.charCodeAt(0) === 0x3a /* ":" */) {
+      const bit = REQUEST_PSEUDO.get(name);
+      if (bit === undefined) return refuse(facts, "unknown pseudo-field");
+      if (regular) return refuse(facts, "pseudo-field after a regular field");
+      if (seen & bit) return refuse(facts, "repeated pseudo-field");
+      if (!valueIsValid(value)) return refuse(facts, "invalid field value");
+      seen |= bit;
+      if (bit === PSEUDO_METHOD) method = value;
+      else if (bit === PSEUDO_PATH) path = value;
+      continue;
+    }
+    regular = true;
+    if (!regularFieldIsValid(name, value, facts)) return false;
+  }
+  if ((seen & PSEUDO_METHOD) === 0) return refuse(facts, "no :method");
+  if (method === "CONNECT") {
+    // RFC 9113 §8.5: only :method and :authority.
+    if (seen !== (PSEUDO_METHOD | PSEUDO_AUTHORITY)) return refuse(facts, "CONNECT with :scheme or :path, or without :authority");
+    return true;
+  }
+  if ((seen & (PSEUDO_SCHEME | PSEUDO_PATH)) !== (PSEUDO_SCHEME | PSEUDO_PATH)) return refuse(facts, "no :scheme or :path");
+  if (path.length === 0) return refuse(facts, "empty :path");
+  return true;
+}
+
+/** Checks a response head (client side): `:status` once, three digits, and nothing else pseudo. */
+export function checkResponseHead(fields: readonly string[], facts: MessageFacts): boolean {
+  facts.reason = "";
+  facts.contentLength = -1;
+  let status = "";
+  let regular = false;
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    const value = fields[i + 1] as string;
+    if (name.charCodeAt(0) === 0x3a /* ":" */) {
+      if (name !== ":status") return refuse(facts, "unknown pseudo-field");
+      if (regular) return refuse(facts, "pseudo-field after a regular field");
+      if (status !== "") return refuse(facts, "repeated pseudo-field");
+      if (!/^[1-9][0-9][0-9]$/.test(value)) return refuse(facts, "invalid :status");
+      status = value;
+      continue;
+    }
+    regular = true;
+    if (!regularFieldIsValid(name, value, facts)) return false;
+  }
+  if (status === "") return refuse(facts, "no :status");
+  return true;
+}
+
+/** Checks trailers (either side): regular fields only (RFC 9113 §8.1). */
+export function checkTrailers(fields: readonly string[], facts: MessageFacts): boolean {
+  facts.reason = "";
+  const contentLength = facts.contentLength;
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    if (name.charCodeAt(0) === 0x3a) return refuse(facts, "pseudo-field in trailers");
+    if (!regularFieldIsValid(name, fields[i + 1] as string, facts)) return false;
+  }
+  // A content-length among trailers says nothing about the body already counted.
+  facts.contentLength = contentLength;
+  return true;
+}
+
+/** A content-length's value as a number, or -1 unless it is digits only (and safely an integer). */
+function parseContentLength(value: string): number {
+  if (value.length === 0 || value.length > 15) return -1;
+  let length = 0;
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return -1;
+    length = length * 10 + digit;
+  }
+  return length;
+}
+
+function refuse(facts: MessageFacts, reason: string): false {
+  facts.reason = reason;
+  return false;
+}

@@ -1,0 +1,19 @@
+// A bounded memory of stream ids that closed lately: what tells a frame in flight from a peer's mistake (RFC 9113 §5.1 "closed").
+
+/** How many ids are kept: a frame for a stream closed longer ago than this many closes is judged without it. */
+const CAPACITY = 1024;
+
+/** The last {@link CAPACITY} ids added, in a ring; lookups scan it, so only paths for frames on unknown streams use it. */
+export class RecentStreamIds {
+  private readonly ids = new Int32Array(CAPACITY);
+  private next = 0;
+
+  add(streamId: number): void {
+    this.ids[this.next] = streamId;
+    this.next = (this.next + 1) % CAPACITY;
+  }
+
+  has(streamId: number): boolean {
+    return streamId !== 0 && this.ids.includes(streamId);
+  }
+}
