@@ -1,5 +1,5 @@
-// A gRPC health check: a grpc.health.v1 Check over h2c (CONTRACT §13, §15; the app's or another container's): SERVING passes; every other answer, error or silence fails with a fixed reason.
-import type * as Http2 from "node:http2";
+// A gRPC health check: a grpc.health.v1 Check over h2c on the codec's client side (CONTRACT §13, §15; the app's or another container's): SERVING passes; every other answer, error or silence fails with a fixed reason.
+import net, { type Socket } from "node:net";
 import { formatDuration } from "../config/duration.js";
 import { errorCode } from "../errors.js";
 import { GRPC_CONTENT_TYPE, GRPC_STATUS, decodeGrpcMessage } from "../grpc/grpc-status.js";
@@ -8,6 +8,8 @@ import { frameMessage, isFramingError, unframeUnary } from "../grpc/message-fram
 import { WireFormatError } from "../grpc/protobuf-wire.js";
 import { VERSION } from "../version.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
+import type { H2Connection, H2ConnectionHandler } from "../relay/http2/codec/h2-connection.js";
+import { connectionOnSocket } from "../relay/http2/codec/socket-binding.js";
 
 export interface GrpcHealthProbeOptions {
   /** `http://host:port` of the server asked. */
@@ -46,43 +48,42 @@ function grpcCodeOfHttpStatus(status: number): number {
   }
 }
 
-/**
- * node:http2, loaded at the first probe: never at start, and past the bundle's alias of
- * node:http2 (src/shims/http2-unused.ts, for undici), which an import would hit.
- */
-function http2(): typeof Http2 {
-  return process.getBuiltinModule("node:http2");
-}
-
-/** Probes one server's gRPC health over one kept-alive h2c session of its own, made again when it fails. */
+/** Probes one server's gRPC health over one kept-alive h2c connection of its own (the codec's client side), made again when it fails. */
 export class GrpcHealthProbe implements HealthProbe {
   readonly #options: GrpcHealthProbeOptions;
   readonly #timeoutReason: string;
   readonly #body: Buffer;
-  readonly #headers: Http2.OutgoingHttpHeaders;
-  #session: Http2.ClientHttp2Session | undefined;
-  /** The session's own error (a refused connect is told there, the stream only says cancelled). */
-  #sessionError: Error | undefined;
+  readonly #fields: readonly string[];
+  readonly #host: string;
+  readonly #port: number;
+  #connection: H2Connection | undefined;
+  #socket: Socket | undefined;
+  /** The socket's own error (a refused connect is told there; the stream only hears the close). */
+  #socketError: Error | undefined;
 
   constructor(options: GrpcHealthProbeOptions) {
     this.#options = options;
     this.#timeoutReason = `timeout after ${formatDuration(options.timeoutMs)}`;
     this.#body = frameMessage(encodeHealthCheckRequest(options.service));
-    this.#headers = {
-      ":method": "POST",
-      ":path": HEALTH_CHECK_PATH,
-      "content-type": GRPC_CONTENT_TYPE,
-      te: "trailers",
+    const origin = new URL(options.origin);
+    this.#host = origin.hostname.replace(/^\[|\]$/g, "");
+    this.#port = Number(origin.port || 80);
+    this.#fields = [
+      ":method", "POST",
+      ":scheme", "http",
+      ":path", HEALTH_CHECK_PATH,
+      ":authority", origin.host,
+      "content-type", GRPC_CONTENT_TYPE,
+      "te", "trailers",
       // The app may give up when we do (gRPC's deadline header, in milliseconds).
-      "grpc-timeout": `${options.timeoutMs}m`,
-      "user-agent": `readiness-proxy/${VERSION}`,
-    };
+      "grpc-timeout", `${options.timeoutMs}m`,
+      "user-agent", `readiness-proxy/${VERSION}`,
+    ];
   }
 
   /** One Check. Never rejects, and settles within the timeout whatever the app or the connection does. */
   probe(): Promise<ProbeOutcome> {
     return new Promise((resolve) => {
-      let stream: Http2.ClientHttp2Stream | undefined;
       let settled = false;
       const settle = (outcome: ProbeOutcome) => {
         if (settled) return;
@@ -90,58 +91,51 @@ export class GrpcHealthProbe implements HealthProbe {
         clearTimeout(timer);
         resolve(outcome);
       };
-      const session = this.#currentSession();
+      const connection = this.#currentConnection();
+      const socket = this.#socket;
       const timer = setTimeout(() => {
         settle({ ok: false, reason: this.#timeoutReason, err: "timed out" });
         // A hung app or a connect that never completes: the next probe starts on a new connection.
-        stream?.close(http2().constants.NGHTTP2_CANCEL);
-        this.#drop(session);
+        this.#drop(socket);
       }, this.#options.timeoutMs);
-      try {
-        stream = session.request(this.#headers);
-      } catch (error) {
-        this.#drop(session);
-        settle(this.#connectionFailure(error));
-        return;
-      }
-      new AnswerReader(stream, settle, () => this.#connectionFailure(this.#sessionError), this.#timeoutReason);
-      // A stream that never started says ERR_HTTP2_STREAM_CANCEL, with the connect error as its cause.
-      stream.on("error", (error: Error) => settle(this.#connectionFailure(error.cause instanceof Error ? error.cause : (this.#sessionError ?? error))));
-      stream.end(this.#body);
+      const call = new CheckCall(settle, () => this.#connectionFailure(this.#socketError), this.#timeoutReason);
+      const stream = connection.request(this.#fields, false, call);
+      connection.sendData(stream, this.#body, true);
     });
   }
 
-  /** At the end of the drain. Destroyed, not closed: a close would wait for a connect to an app that never answers. */
+  /** At the end of the drain: the connection is cut, not closed, as a connect may never complete. */
   async close(): Promise<void> {
-    const session = this.#session;
-    this.#session = undefined;
-    session?.destroy();
+    this.#drop(this.#socket);
   }
 
-  #currentSession(): Http2.ClientHttp2Session {
-    const current = this.#session;
-    if (current !== undefined && !current.closed && !current.destroyed) return current;
-    this.#sessionError = undefined;
-    const session = http2().connect(this.#options.origin);
-    // Every error also reaches the stream that was waiting; this keeps the cause (ECONNREFUSED).
-    session.on("error", (error) => {
-      if (this.#session === session) this.#sessionError = error;
-    });
-    session.on("goaway", () => this.#forget(session));
-    session.on("close", () => this.#forget(session));
+  #currentConnection(): H2Connection {
+    const current = this.#connection;
+    if (current !== undefined && current.canOpenStream) return current;
+    this.#drop(this.#socket);
+    this.#socketError = undefined;
+    const socket = net.connect({ host: this.#host, port: this.#port });
     // The probe's connection never keeps the process alive: the listener does that.
-    session.unref();
-    this.#session = session;
-    return session;
+    socket.unref();
+    socket.setNoDelay(true);
+    const connection = connectionOnSocket(socket, probeHandler(() => connection), { role: "client", clock: performance.now.bind(performance) }, (error) => {
+      if (this.#socket === socket) this.#socketError = error;
+    });
+    socket.once("close", () => this.#forget(socket));
+    this.#socket = socket;
+    this.#connection = connection;
+    return connection;
   }
 
-  #forget(session: Http2.ClientHttp2Session): void {
-    if (this.#session === session) this.#session = undefined;
+  #forget(socket: Socket | undefined): void {
+    if (socket === undefined || this.#socket !== socket) return;
+    this.#socket = undefined;
+    this.#connection = undefined;
   }
 
-  #drop(session: Http2.ClientHttp2Session): void {
-    this.#forget(session);
-    session.destroy();
+  #drop(socket: Socket | undefined): void {
+    this.#forget(socket);
+    socket?.destroy();
   }
 
   #connectionFailure(error: unknown): ProbeOutcome {
@@ -152,53 +146,87 @@ export class GrpcHealthProbe implements HealthProbe {
   }
 }
 
-/** Reads one Check's answer: the head, at most 10 KB of body, the trailers; decides at the close. */
-class AnswerReader {
-  #status: number | undefined;
-  #head: Http2.IncomingHttpHeaders | undefined;
-  #trailers: Http2.IncomingHttpHeaders | undefined;
+/** The probe's connection hands each stream's events to the Check it carries; body octets are consumed as they come (an answer is small). */
+function probeHandler(connection: () => H2Connection): H2ConnectionHandler {
+  return {
+    onHead: (stream, fields, _neverIndexed, endStream) => (stream.user as CheckCall).head(fields, endStream),
+    onOversizedHead: () => {},
+    onData: (stream, data, endStream) => {
+      connection().consume(stream, data.length);
+      (stream.user as CheckCall).data(data, endStream);
+    },
+    onTrailers: (stream, fields) => (stream.user as CheckCall).trailers(fields),
+    onReset: (stream, errorCode) => (stream.user as CheckCall).reset(errorCode),
+    onWritable: () => {},
+    onGoaway: () => {},
+    onClose: () => {},
+    onFault: () => {},
+  };
+}
+
+/** One Check's answer: the head, at most 10 KB of body, the trailers; decided at the stream's end. */
+class CheckCall {
+  #status = 0;
+  #head: readonly string[] | undefined;
+  #trailers: readonly string[] | undefined;
   readonly #chunks: Buffer[] = [];
   #bytes = 0;
-  readonly #timeoutReason: string;
 
-  constructor(stream: Http2.ClientHttp2Stream, settle: (outcome: ProbeOutcome) => void, noAnswer: () => ProbeOutcome, timeoutReason: string) {
-    this.#timeoutReason = timeoutReason;
-    stream.on("response", (headers) => {
-      this.#head = headers;
-      this.#status = Number(headers[":status"]);
-    });
-    stream.on("data", (chunk: Buffer) => {
-      this.#bytes += chunk.length;
-      if (this.#bytes > MAX_ANSWER_BYTES) {
-        settle(grpcFailure(RESOURCE_EXHAUSTED, `answer over ${MAX_ANSWER_BYTES} bytes`));
-        stream.close(http2().constants.NGHTTP2_CANCEL);
-        return;
-      }
-      this.#chunks.push(chunk);
-    });
-    stream.on("trailers", (trailers) => {
-      this.#trailers = trailers;
-    });
-    stream.on("close", () => settle(this.#head === undefined ? noAnswer() : this.#outcome(stream.rstCode)));
+  constructor(
+    private readonly settle: (outcome: ProbeOutcome) => void,
+    private readonly noAnswer: () => ProbeOutcome,
+    private readonly timeoutReason: string,
+  ) {}
+
+  head(fields: readonly string[], endStream: boolean): void {
+    const status = Number(fieldValue(fields, ":status"));
+    if (status >= 100 && status < 200) return;
+    this.#head = [...fields];
+    this.#status = status;
+    if (endStream) this.settle(this.#outcome(0));
   }
 
-  #outcome(rstCode: number | undefined): ProbeOutcome {
-    const status = this.#status ?? 0;
+  data(chunk: Buffer, endStream: boolean): void {
+    this.#bytes += chunk.length;
+    if (this.#bytes > MAX_ANSWER_BYTES) return this.settle(grpcFailure(RESOURCE_EXHAUSTED, `answer over ${MAX_ANSWER_BYTES} bytes`));
+    // Copied: the view is into the socket's read, which the connection does not keep for us.
+    this.#chunks.push(Buffer.from(chunk));
+    if (endStream) this.settle(this.#outcome(0));
+  }
+
+  trailers(fields: readonly string[]): void {
+    this.#trailers = [...fields];
+    this.settle(this.#outcome(0));
+  }
+
+  reset(errorCode: number): void {
+    this.settle(this.#head === undefined ? this.noAnswer() : this.#outcome(errorCode));
+  }
+
+  #outcome(rstCode: number): ProbeOutcome {
+    const status = this.#status;
     if (status !== 200) return { ...grpcFailure(grpcCodeOfHttpStatus(status), `HTTP status ${status}`), status };
     // Trailers-only answers carry grpc-status in the head.
     const fields = this.#trailers ?? this.#head!;
-    const grpcStatus = fields["grpc-status"];
+    const grpcStatus = fieldValue(fields, "grpc-status");
     if (grpcStatus === undefined) {
       return grpcFailure(GRPC_STATUS.INTERNAL, rstCode ? `stream reset (${rstCode}) before its trailers` : "no grpc-status");
     }
     const code = Number(grpcStatus);
-    const message = typeof fields["grpc-message"] === "string" ? decodeGrpcMessage(fields["grpc-message"]) : "";
+    const grpcMessage = fieldValue(fields, "grpc-message");
+    const message = grpcMessage === undefined ? "" : decodeGrpcMessage(grpcMessage);
     // The app gave up at the grpc-timeout we sent, a moment before our own timer: the same timeout.
-    if (code === GRPC_STATUS.DEADLINE_EXCEEDED) return { ok: false, reason: this.#timeoutReason, err: `grpc-status 4: ${message}` };
+    if (code === GRPC_STATUS.DEADLINE_EXCEEDED) return { ok: false, reason: this.timeoutReason, err: `grpc-status 4: ${message}` };
     if (code === GRPC_STATUS.NOT_FOUND) return { ok: false, reason: "status SERVICE_UNKNOWN", err: `grpc-status 5: ${message}` };
     if (code !== GRPC_STATUS.OK) return grpcFailure(code, message);
     return servingOutcome(Buffer.concat(this.#chunks));
   }
+}
+
+/** The first value of `name` in a flat [name, value, ...] list. */
+function fieldValue(fields: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }
 
 /** The reason names the code (as ?verbose shows it); `err`, for the log only, what the app or the wire said beside it. */

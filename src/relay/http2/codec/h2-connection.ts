@@ -111,7 +111,8 @@ export class H2Connection implements FrameVisitor {
     this.#receiveWindow = DEFAULT_WINDOW;
     const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
-    this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, 16384) });
+    // The block cap stays the reader's 64 KiB: a list just past our 16 KiB is a 431 for its stream, not a flood.
+    this.#reader = new FrameReader(this, { expectPreface: this.#role === "server" });
     this.#resets = new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, options.clock);
     this.#glitches = new FloodBudget(GLITCH_BUDGET.burst, GLITCH_BUDGET.perSecond, options.clock);
     const settings: [number, number][] = [

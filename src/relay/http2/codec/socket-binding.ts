@@ -1,0 +1,13 @@
+// Puts a codec connection on a `net` socket: reads go in, drains and the close are told; the one place either side's wiring lives.
+import type { Socket } from "node:net";
+import { H2Connection, type H2ConnectionHandler, type H2ConnectionOptions } from "./h2-connection.js";
+
+/** The connection on `socket`; `onSocketError` hears the socket's error (its close follows, which resets every stream). */
+export function connectionOnSocket(socket: Socket, handler: H2ConnectionHandler, options: H2ConnectionOptions, onSocketError: (error: Error) => void): H2Connection {
+  const connection = new H2Connection(socket, handler, options);
+  socket.on("data", (chunk: Buffer) => connection.receive(chunk));
+  socket.on("drain", () => connection.transportDrained());
+  socket.on("error", onSocketError);
+  socket.on("close", () => connection.transportClosed());
+  return connection;
+}

@@ -1,0 +1,349 @@
+// The codec's connection, server and client side, on an in-memory transport: stream states, flow control per hop, §8 message checks, flood budgets, faults.
+import t from "tap";
+import { H2_ERROR } from "../../../../src/relay/http2/codec/codec-error.js";
+import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame, type HeaderField } from "../h2-frames.js";
+import { ConnectionUnderTest } from "./connection-under-test.js";
+
+const GET: HeaderField[] = [
+  { name: ":method", value: "GET" },
+  { name: ":scheme", value: "http" },
+  { name: ":path", value: "/a" },
+  { name: ":authority", value: "example" },
+];
+const POST: HeaderField[] = [{ name: ":method", value: "POST" }, ...GET.slice(1)];
+
+const headers = (streamId: number, fields: HeaderField[], endStream = true, extraFlags = 0) =>
+  frame(FRAME.HEADERS, FLAG.END_HEADERS | (endStream ? FLAG.END_STREAM : 0) | extraFlags, streamId, headerBlock(fields));
+const data = (streamId: number, text: string | Buffer, endStream = false) => frame(FRAME.DATA, endStream ? FLAG.END_STREAM : 0, streamId, typeof text === "string" ? Buffer.from(text) : text);
+/** `octets` of body as DATA frames of at most 16 KiB (the default SETTINGS_MAX_FRAME_SIZE). */
+const bulk = (streamId: number, octets: number) => {
+  const frames: Buffer[] = [];
+  for (let left = octets; left > 0; left -= 16384) frames.push(data(streamId, Buffer.alloc(Math.min(left, 16384))));
+  return Buffer.concat(frames);
+};
+const rst = (streamId: number, code: number) => frame(FRAME.RST_STREAM, 0, streamId, u32(code));
+const windowUpdate = (streamId: number, increment: number) => frame(FRAME.WINDOW_UPDATE, 0, streamId, u32(increment));
+const priority = (streamId: number, dependsOn: number) => frame(FRAME.PRIORITY, 0, streamId, Buffer.from([0, 0, 0, dependsOn, 16]));
+const ping = () => frame(FRAME.PING, 0, 0, Buffer.from("12345678"));
+function u32(value: number): Buffer {
+  const buffer = Buffer.alloc(4);
+  buffer.writeUInt32BE(value >>> 0);
+  return buffer;
+}
+
+/** A server connection past the preface and SETTINGS exchange. */
+function server(options: ConstructorParameters<typeof ConnectionUnderTest>[1] = {}): ConnectionUnderTest {
+  const under = new ConnectionUnderTest("server", options);
+  under.receive(PREFACE, settingsFrame([]));
+  return under;
+}
+
+t.test("the server's first frames: SETTINGS (100 streams, no push), the connection window raised, the client's SETTINGS acknowledged", async (t) => {
+  const under = server();
+  await under.settle();
+  const [settings, windowUp, ack] = under.sent();
+  t.equal(settings?.type, FRAME.SETTINGS);
+  t.equal(settings?.flags, 0);
+  const entries = new Map<number, number>();
+  for (let at = 0; at < settings!.payload.length; at += 6) entries.set(settings!.payload.readUInt16BE(at), settings!.payload.readUInt32BE(at + 2));
+  t.equal(entries.get(3), 100, "MAX_CONCURRENT_STREAMS");
+  t.equal(entries.get(2), 0, "ENABLE_PUSH");
+  t.equal(entries.get(6), 16384, "MAX_HEADER_LIST_SIZE");
+  t.equal(windowUp?.type, FRAME.WINDOW_UPDATE);
+  t.equal(windowUp?.payload.readUInt32BE(0), 1024 * 1024 - 65535);
+  t.equal(ack?.type, FRAME.SETTINGS);
+  t.equal(ack?.flags, FLAG.ACK);
+});
+
+t.test("a request, its body and trailers reach the user in order; the answer goes out as HEADERS and DATA", async (t) => {
+  const under = server();
+  under.receive(headers(1, POST, false), data(1, "hello "), data(1, "world"), frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, headerBlock([{ name: "x-sum", value: "1" }])));
+  t.same(
+    under.events.map((event) => event.kind),
+    ["head", "data", "data", "trailers"],
+  );
+  const stream = under.streams.get(1)!;
+  under.connection.respond(stream, [":status", "200"], false);
+  t.equal(under.connection.sendData(stream, Buffer.from("ok"), true), true);
+  await under.settle();
+  const out = under.sent().filter((frame) => frame.streamId === 1);
+  t.same(
+    out.map((frame) => [frame.type, frame.flags]),
+    [
+      [FRAME.HEADERS, FLAG.END_HEADERS],
+      [FRAME.DATA, FLAG.END_STREAM],
+    ],
+  );
+  t.same(under.decodeHeaders(out[0]!), [":status", "200"]);
+  t.equal(under.connection.openStreams, 0, "both sides ended: the stream is gone");
+});
+
+t.test("malformed requests are RST_STREAM PROTOCOL_ERROR and never reach the user; the connection lives (RFC 9113 §8.1.1)", async (t) => {
+  const cases: [string, HeaderField[]][] = [
+    ["CR in a value", [...GET, { name: "x", value: "a\rb" }]],
+    ["LF in a value", [...GET, { name: "x", value: "a\nb" }]],
+    ["NUL in a value", [...GET, { name: "x", value: "a\0b" }]],
+    ["uppercase name", [...GET, { name: "X-Up", value: "1" }]],
+    ["connection-specific field", [...GET, { name: "connection", value: "close" }]],
+    ["transfer-encoding", [...GET, { name: "transfer-encoding", value: "chunked" }]],
+    ["te other than trailers", [...GET, { name: "te", value: "gzip" }]],
+    ["no :path", GET.filter((field) => field.name !== ":path")],
+    ["empty :path", GET.map((field) => (field.name === ":path" ? { ...field, value: "" } : field))],
+    ["repeated :method", [...GET.slice(0, 1), ...GET]],
+    ["unknown pseudo-field", [...GET, { name: ":protocol", value: "websocket" }]],
+    ["pseudo-field after a regular one", [GET[0]!, { name: "x", value: "1" }, ...GET.slice(1)]],
+    [":status in a request", [...GET, { name: ":status", value: "200" }]],
+    ["a value with a leading space", [...GET, { name: "x", value: " a" }]],
+    ["a bad content-length", [...GET, { name: "content-length", value: "1x" }]],
+  ];
+  for (const [name, fields] of cases) {
+    const under = server();
+    under.receive(headers(1, fields));
+    await under.settle();
+    t.same(under.heads(), [], `${name}: not handed on`);
+    t.same(under.resets(), [[1, H2_ERROR.PROTOCOL_ERROR]], `${name}: RST_STREAM PROTOCOL_ERROR`);
+    under.receive(headers(3, GET));
+    t.equal(under.heads().length, 1, `${name}: the next request goes on`);
+  }
+});
+
+t.test("a body longer or shorter than its content-length is a stream error", async (t) => {
+  const long = server();
+  long.receive(headers(1, [...POST, { name: "content-length", value: "3" }], false), data(1, "abcd", true));
+  t.same(long.resets(), [[1, H2_ERROR.PROTOCOL_ERROR]]);
+  t.notOk(long.events.some((event) => event.kind === "data"), "no octet past the length is handed on");
+  const short = server();
+  short.receive(headers(1, [...POST, { name: "content-length", value: "3" }], false), data(1, "ab", true));
+  t.same(short.resets(), [[1, H2_ERROR.PROTOCOL_ERROR]]);
+  t.same(
+    short.events.filter((event) => event.kind === "reset").map((event) => event.kind === "reset" && event.code),
+    [H2_ERROR.PROTOCOL_ERROR],
+    "the user is told the stream ended",
+  );
+});
+
+t.test("the 101st concurrent stream is refused with REFUSED_STREAM; the connection lives", async (t) => {
+  const under = server();
+  for (let id = 1; id <= 201; id += 2) under.receive(headers(id, GET, false));
+  t.equal(under.heads().length, 100);
+  t.same(under.resets(), [[201, H2_ERROR.REFUSED_STREAM]]);
+  t.equal(under.goawayCode(), undefined);
+});
+
+t.test("rapid reset: past 1,000 streams reset by the peer (and 33 a second), GOAWAY ENHANCE_YOUR_CALM", async (t) => {
+  const under = server();
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < 1001; i++) chunks.push(headers(1 + 2 * i, GET, false), rst(1 + 2 * i, H2_ERROR.CANCEL));
+  under.receive(...chunks);
+  t.equal(under.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+  t.equal(under.heads().length, 1001, "each request reached the user once, none after the GOAWAY");
+  t.ok(under.transport.ended);
+
+  const refilled = server();
+  for (let i = 0; i < 1000; i++) refilled.receive(headers(1 + 2 * i, GET, false), rst(1 + 2 * i, H2_ERROR.CANCEL));
+  refilled.now += 1000; // a second later: 33 more are allowed
+  for (let i = 1000; i < 1033; i++) refilled.receive(headers(1 + 2 * i, GET, false), rst(1 + 2 * i, H2_ERROR.CANCEL));
+  t.equal(refilled.goawayCode(), undefined, "the refill allows 33 a second");
+  refilled.receive(headers(1 + 2 * 1033, GET, false), rst(1 + 2 * 1033, H2_ERROR.CANCEL));
+  t.equal(refilled.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+});
+
+t.test("glitches: PRIORITY, unknown frames, empty DATA and the resets the peer's errors earn share one budget of 10,000", async (t) => {
+  const under = server();
+  const flood: Buffer[] = [];
+  for (let i = 0; i < 10001; i++) flood.push(i % 2 === 0 ? priority(1, 3) : frame(0x20, 0, 0, Buffer.alloc(1)));
+  under.receive(...flood);
+  t.equal(under.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+
+  const provoked = server();
+  // MadeYouReset (CVE-2025-8671): each WINDOW_UPDATE of 0 on an open stream makes us reset it.
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < 10001; i++) chunks.push(headers(1 + 2 * i, GET, false), windowUpdate(1 + 2 * i, 0));
+  provoked.receive(...chunks);
+  t.equal(provoked.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+  t.equal(provoked.resets().length, 10000);
+
+  const empty = server();
+  const empties: Buffer[] = [headers(1, POST, false)];
+  for (let i = 0; i < 10001; i++) empties.push(data(1, ""));
+  empty.receive(...empties);
+  t.equal(empty.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+  t.notOk(empty.events.some((event) => event.kind === "data"), "empty frames are never handed on");
+});
+
+t.test("CONTINUATION: at most 8 after a HEADERS; the 9th ends the connection with ENHANCE_YOUR_CALM", async (t) => {
+  const under = server();
+  const block = headerBlock(GET);
+  const frames = [frame(FRAME.HEADERS, FLAG.END_STREAM, 1, block.subarray(0, 1))];
+  for (let i = 1; i <= 9; i++) frames.push(frame(FRAME.CONTINUATION, 0, 1, Buffer.alloc(0)));
+  under.receive(...frames);
+  t.equal(under.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+  t.same(under.heads(), []);
+});
+
+t.test("flow control in: a stream may hold at most its window; credit returns only as the user consumes", async (t) => {
+  const under = server();
+  under.consumeData = false;
+  under.receive(headers(1, POST, false), bulk(1, 65535));
+  await under.settle();
+  t.same(under.sent(FRAME.WINDOW_UPDATE).filter((frame) => frame.streamId === 1), [], "no credit while the user holds the data");
+  under.receive(data(1, "x"));
+  t.same(under.resets(), [[1, H2_ERROR.FLOW_CONTROL_ERROR]], "one octet past the window: RST_STREAM FLOW_CONTROL_ERROR");
+
+  const consuming = server();
+  consuming.receive(headers(1, POST, false), bulk(1, 40000));
+  await consuming.settle();
+  const update = consuming.sent(FRAME.WINDOW_UPDATE).find((frame) => frame.streamId === 1);
+  t.equal(update?.payload.readUInt32BE(0), 16384 * 2, "consumed octets return in one WINDOW_UPDATE once past half the window");
+});
+
+t.test("flow control out: DATA split to the peer's window; WINDOW_UPDATE and a new INITIAL_WINDOW_SIZE let the rest go", async (t) => {
+  const under = server();
+  under.receive(settingsFrame([[4, 10]]), headers(1, GET));
+  const stream = under.streams.get(1)!;
+  under.connection.respond(stream, [":status", "200"], false);
+  t.equal(under.connection.sendData(stream, Buffer.alloc(25, 0x61), false), false, "waits: the window is 10");
+  await under.settle();
+  t.same(under.sent(FRAME.DATA).map((frame) => frame.payload.length), [10]);
+  under.receive(windowUpdate(1, 5));
+  await under.settle();
+  t.same(under.sent(FRAME.DATA).map((frame) => frame.payload.length), [10, 5]);
+  under.receive(settingsFrame([[4, 30]]));
+  await under.settle();
+  const sizes = under.sent(FRAME.DATA).map((frame) => [frame.payload.length, frame.flags]);
+  t.same(sizes, [[10, 0], [5, 0], [10, 0]], "the re-based window lets the rest go");
+  t.ok(under.events.some((event) => event.kind === "writable" && event.streamId === 1), "the user hears the queue went");
+  t.equal(under.connection.sendData(stream, Buffer.alloc(0), true), true, "the end needs no window");
+  await under.settle();
+  t.same(under.sent(FRAME.DATA).at(-1)?.flags, FLAG.END_STREAM);
+});
+
+t.test("a stream's window pushed past 2^31-1 is RST_STREAM FLOW_CONTROL_ERROR; the connection's is GOAWAY", async (t) => {
+  const under = server();
+  under.receive(headers(1, GET, false), windowUpdate(1, 0x7fffffff));
+  t.same(under.resets(), [[1, H2_ERROR.FLOW_CONTROL_ERROR]]);
+  t.equal(under.goawayCode(), undefined);
+  under.receive(windowUpdate(0, 0x7fffffff));
+  t.equal(under.goawayCode(), H2_ERROR.FLOW_CONTROL_ERROR);
+});
+
+t.test("stream states: frames after the peer's END_STREAM or RST_STREAM; ids that go down; idle streams", async (t) => {
+  const closed = server();
+  closed.receive(headers(1, GET, true), data(1, "late"));
+  t.same(closed.resets(), [[1, H2_ERROR.STREAM_CLOSED]], "DATA on a half-closed (remote) stream");
+  const lower = server();
+  lower.receive(headers(5, GET), headers(3, GET));
+  t.equal(lower.goawayCode(), H2_ERROR.PROTOCOL_ERROR, "an id below one opened since (§5.1.1)");
+  const reopened = server();
+  reopened.receive(headers(1, GET, false), rst(1, H2_ERROR.CANCEL), headers(1, GET));
+  t.equal(reopened.goawayCode(), H2_ERROR.STREAM_CLOSED, "HEADERS on a closed stream");
+  const idle = server();
+  idle.receive(data(1, "x"));
+  t.equal(idle.goawayCode(), H2_ERROR.PROTOCOL_ERROR, "DATA on an idle stream");
+  const late = server();
+  late.onHead = (stream) => late.connection.reset(stream, H2_ERROR.CANCEL);
+  late.receive(headers(1, POST, false), data(1, "in flight"), windowUpdate(1, 10), rst(1, 0));
+  t.same(late.resets(), [[1, H2_ERROR.CANCEL]], "frames in flight after our own reset are ignored");
+  t.equal(late.goawayCode(), undefined);
+  const after = server();
+  after.onHead = (stream) => {
+    after.connection.respond(stream, [":status", "204"], true);
+  };
+  after.receive(headers(1, GET), windowUpdate(1, 100), rst(1, 0), priority(1, 0));
+  t.same(after.resets(), [], "WINDOW_UPDATE, RST_STREAM and PRIORITY after a close are ignored (§5.1)");
+});
+
+t.test("PING is answered with its payload; an ACK is not answered; a peer that does not read pauses reading", async (t) => {
+  const under = server();
+  under.receive(ping(), frame(FRAME.PING, FLAG.ACK, 0, Buffer.from("abcdefgh")));
+  const acks = under.sent(FRAME.PING);
+  t.equal(acks.length, 1);
+  t.equal(acks[0]?.flags, FLAG.ACK);
+  t.equal(acks[0]?.payload.toString(), "12345678");
+  under.transport.writableLength = 1024 * 1024;
+  under.receive(ping());
+  t.ok(under.transport.paused, "reading stops while the output is not taken");
+  under.transport.writableLength = 0;
+  under.connection.transportDrained();
+  t.notOk(under.transport.paused, "and goes on once it drains");
+});
+
+t.test("GOAWAY: the drain lets open streams finish, ignores streams above the last id, then closes", async (t) => {
+  const under = server();
+  under.receive(headers(1, GET, false));
+  under.connection.shutdown();
+  await under.settle();
+  const goaway = under.sent(FRAME.GOAWAY)[0];
+  t.equal(goaway?.payload.readUInt32BE(0), 1, "last stream id: 1");
+  t.equal(goaway?.payload.readUInt32BE(4), H2_ERROR.NO_ERROR);
+  under.receive(headers(3, GET));
+  t.equal(under.heads().length, 1, "stream 3 came after the GOAWAY: not processed");
+  t.notOk(under.transport.ended, "stream 1 is still open");
+  under.receive(data(1, "", true));
+  under.connection.respond(under.streams.get(1)!, [":status", "200"], true);
+  t.ok(under.transport.ended, "the last stream done: the connection ends");
+  t.same(under.events.at(-1), { kind: "close", code: undefined });
+});
+
+t.test("an exception thrown by the user costs its stream (INTERNAL_ERROR), never the connection", async (t) => {
+  const under = server();
+  under.onHead = (stream) => {
+    if (stream.id === 1) throw new Error("a defect of ours");
+  };
+  under.receive(headers(1, GET), headers(3, GET));
+  t.equal(under.faults.length, 1);
+  t.same(under.resets(), [[1, H2_ERROR.INTERNAL_ERROR]]);
+  t.equal(under.heads().length, 2);
+  t.equal(under.goawayCode(), undefined);
+});
+
+t.test("a header list past 16 KiB is handed on as oversized (the user answers 431); the HPACK state stays in step", async (t) => {
+  const under = server();
+  const block = headerBlock([...GET, { name: "x-big", value: "a".repeat(17000) }]);
+  under.receive(frame(FRAME.HEADERS, FLAG.END_STREAM, 1, block.subarray(0, 16384)), frame(FRAME.CONTINUATION, FLAG.END_HEADERS, 1, block.subarray(16384)));
+  t.same(
+    under.events.map((event) => event.kind),
+    ["oversized"],
+  );
+  under.receive(headers(3, GET));
+  t.equal(under.heads().length, 1);
+});
+
+t.test("the client side: preface, ids in order, a response with 1xx and trailers, GOAWAY resets what was not processed", async (t) => {
+  const under = new ConnectionUnderTest("client");
+  under.receive(settingsFrame([[3, 10]]));
+  const first = under.connection.request([":method", "GET", ":scheme", "http", ":path", "/", ":authority", "app"], true, "one");
+  const second = under.connection.request([":method", "GET", ":scheme", "http", ":path", "/", ":authority", "app"], true, "two");
+  t.same([first.id, second.id], [1, 3]);
+  await under.settle();
+  t.equal(under.sent()[0]?.type, FRAME.SETTINGS, "the preface, then SETTINGS");
+  under.receive(
+    frame(FRAME.HEADERS, FLAG.END_HEADERS, 1, headerBlock([{ name: ":status", value: "103" }])),
+    frame(FRAME.HEADERS, FLAG.END_HEADERS, 1, headerBlock([{ name: ":status", value: "200" }])),
+    data(1, "body"),
+    frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, headerBlock([{ name: "grpc-status", value: "0" }])),
+  );
+  t.same(
+    under.events.map((event) => event.kind),
+    ["head", "head", "data", "trailers"],
+  );
+  under.receive(frame(FRAME.GOAWAY, 0, 0, Buffer.concat([u32(1), u32(0)])));
+  t.same(
+    under.events.filter((event) => event.kind === "reset"),
+    [{ kind: "reset", streamId: 3, code: H2_ERROR.REFUSED_STREAM, byPeer: true }],
+    "stream 3 was above the last id: refused, to be sent again",
+  );
+  t.ok(under.transport.ended, "no stream left after the GOAWAY: closed");
+});
+
+t.test("the client side refuses a malformed response and DATA before the head", async (t) => {
+  const under = new ConnectionUnderTest("client");
+  under.receive(settingsFrame([]));
+  const stream = under.connection.request([":method", "GET", ":scheme", "http", ":path", "/", ":authority", "app"], true, undefined);
+  under.receive(frame(FRAME.HEADERS, FLAG.END_HEADERS, stream.id, headerBlock([{ name: ":status", value: "200" }, { name: "x", value: "a\nb" }])));
+  t.same(under.resets(), [[1, H2_ERROR.PROTOCOL_ERROR]]);
+  const early = under.connection.request([":method", "GET", ":scheme", "http", ":path", "/", ":authority", "app"], true, undefined);
+  under.receive(data(early.id, "too early"));
+  t.same(under.resets().at(-1), [3, H2_ERROR.PROTOCOL_ERROR]);
+  t.same(under.heads(), []);
+});
