@@ -3,22 +3,23 @@ import { probeH2c } from "../lib/h2-probe.mjs";
 import { runH2load } from "../lib/h2load.mjs";
 import { childPids, cpuMicrosOf, rssAnonMbOf, stop } from "../lib/processes.mjs";
 import { median, perRound, ratioList, spread, table } from "../lib/stats.mjs";
-import { startH2Haproxy, startH2ReadinessProxy, startNodeH2Floor, startNodeH2Proxy } from "../targets/h2-peers.mjs";
+import { startCodecH2Floor, startH2Haproxy, startH2ReadinessProxy, startNodeH2Floor, startNodeH2Proxy } from "../targets/h2-peers.mjs";
 import { startH2cUpstreamNginx } from "../targets/nginx.mjs";
 import { missingCommand } from "../targets/peers.mjs";
 
 export const H2_CLIENTS = 10;
 export const H2_STREAMS = 10;
 // Away from 19000-19065, which sections 1-6 (and other worktrees' runs of them) take.
-const PORTS = { direct: 19150, haproxy: 19151, node: 19152, oursH2c: 19153, oursAuto: 19154, baselineH2c: 19155, floor: 19156 };
+const PORTS = { direct: 19150, haproxy: 19151, node: 19152, oursH2c: 19153, oursAuto: 19154, baselineH2c: 19155, floor: 19156, codec: 19157 };
 export const H2_OURS = "readiness-proxy (binary, --upstream-protocol h2c)";
 const H2_OURS_AUTO = "readiness-proxy (binary, --upstream-protocol auto)";
 const H2_BASELINE = "readiness-proxy (--baseline binary, --upstream-protocol h2c)";
 const HAPROXY = "HAProxy (nbthread 1, proto h2 on bind and server)";
 const NODE = "node:http2 proxy, pipe() both ways (bench/targets/node-h2-proxy.mjs)";
 const FLOOR = "node:http2 proxy, core API, plain callbacks (bench/targets/node-h2-floor.mjs)";
+const CODEC = "our codec alone as a proxy (bench/targets/codec-h2-floor.ts)";
 const DIRECT = "direct (nginx h2c upstream)";
-const JIT_WARMED = new Set(["node", "floor", "oursH2c", "oursAuto", "baselineH2c"]);
+const JIT_WARMED = new Set(["node", "floor", "codec", "oursH2c", "oursAuto", "baselineH2c"]);
 
 /** Contenders in rotation order; `ours` ones are probed with one h2c request and reported as unsupported if they cannot carry it. */
 function contenders({ binary, baseline, runtime, here }) {
@@ -27,6 +28,8 @@ function contenders({ binary, baseline, runtime, here }) {
     { key: "node", name: NODE, start: (options) => startNodeH2Proxy({ ...options, runtime, here }) },
     // How cheap a proxy on node:http2 can be: the floor under readiness-proxy's h2 rows.
     { key: "floor", name: FLOOR, start: (options) => startNodeH2Floor({ ...options, runtime, here }) },
+    // The same without node:http2: src/relay/http2/codec on both sides (issue 38), before the product rides it.
+    { key: "codec", name: CODEC, start: (options) => startCodecH2Floor({ ...options, runtime, here }) },
     { key: "oursH2c", name: H2_OURS, ours: true, start: (options) => startH2ReadinessProxy({ ...options, binary, protocol: "h2c" }) },
     { key: "oursAuto", name: H2_OURS_AUTO, ours: true, start: (options) => startH2ReadinessProxy({ ...options, binary, protocol: "auto" }) },
   ];
@@ -109,6 +112,7 @@ function render(targets, results, unsupported, leftOut) {
   against(H2_OURS_AUTO, "readiness-proxy (auto)", "");
   against(NODE, "node:http2 pipe() proxy", "");
   against(FLOOR, "node:http2 core-API proxy (the floor)", "");
+  against(CODEC, "our codec alone as a proxy", "");
   if (results.has(H2_OURS) && results.has(FLOOR)) lines.push(`readiness-proxy (h2c) / the node:http2 floor, CPU per request per round: ${ratioList(perRound(results.get(H2_OURS), results.get(FLOOR), "cpuPerRequest"))}.`);
   if (results.has(H2_BASELINE) && results.has(H2_OURS)) lines.push(`readiness-proxy (h2c) / the --baseline binary, CPU per request per round: ${ratioList(perRound(results.get(H2_OURS), results.get(H2_BASELINE), "cpuPerRequest"))}.`);
   if (unsupported.length) lines.push(`Unsupported by this binary (one h2c GET tried first): ${unsupported.join("; ")}.`);

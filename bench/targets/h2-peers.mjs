@@ -1,4 +1,5 @@
-// The h2c contenders: HAProxy with proto h2 on both sides, the naive node:http2 proxy, and readiness-proxy told to speak h2c; each a process of its own.
+// The h2c contenders: HAProxy with proto h2 on both sides, the naive node:http2 proxy, the node:http2 and codec floors, and readiness-proxy told to speak h2c; each a process of its own.
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,6 +37,16 @@ export function startNodeH2Proxy({ runtime, here, port, upstreamUrl }) {
 /** bench/targets/node-h2-floor.mjs (core API, plain callbacks) on the runtime the binary embeds. */
 export function startNodeH2Floor({ runtime, here, port, upstreamUrl }) {
   return startListening([runtime, join(here, "targets/node-h2-floor.mjs"), String(port), upstreamUrl], port);
+}
+
+/**
+ * bench/targets/codec-h2-floor.ts, bundled by esbuild (from this checkout's src/relay/http2/codec),
+ * on the runtime the binary embeds: our own codec on both sides with nothing of the product around it.
+ */
+export function startCodecH2Floor({ runtime, here, port, upstreamUrl }) {
+  const bundle = join(mkdtempSync(join(tmpdir(), "rp-bench-codec-floor-")), "codec-h2-floor.mjs");
+  execFileSync(join(here, "../node_modules/.bin/esbuild"), ["--bundle", "--platform=node", "--format=esm", "--log-level=warning", join(here, "targets/codec-h2-floor.ts"), `--outfile=${bundle}`]);
+  return startListening([runtime, bundle, String(port), upstreamUrl], port);
 }
 
 /**

@@ -29,16 +29,17 @@ export class HttpHealthProbe implements HealthProbe {
   }
 
   /**
-   * One probe. Never rejects, and always settles within the timeout: the timer answers for a
+   * One probe. Never rejects, and always settles within the timeout of its dispatch: the timer answers for a
    * hung app and aborts its request, whatever state undici's own timers are in.
    */
   probe(): Promise<ProbeOutcome> {
     return new Promise((resolve) => {
       const handler = new ProbeHandler(resolve, this.#timeoutReason);
-      const timer = setTimeout(() => handler.timeOut(), this.#options.timeoutMs);
-      handler.onSettled = () => clearTimeout(timer);
       this.#loadPool().then(
         (pool) => {
+          // The app's time starts at the dispatch: loading undici (the first probe only) is ours.
+          const timer = setTimeout(() => handler.timeOut(), this.#options.timeoutMs);
+          handler.onSettled = () => clearTimeout(timer);
           try {
             pool.dispatch(
               { origin: this.#options.origin, path: this.#options.path, method: "GET", headers: this.#headers, headersTimeout: this.#options.timeoutMs, bodyTimeout: this.#options.timeoutMs },

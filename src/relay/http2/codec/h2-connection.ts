@@ -182,7 +182,7 @@ export class H2Connection implements FrameVisitor {
 
   // ---- the user's side ----
 
-  /** Client side: opens a stream with a request head; its id is taken now, so ids rise in the order heads go out. */
+  /** Client side, when `canOpenStream`: opens a stream with a request head; its id is taken now, so ids rise in the order heads go out. */
   request(fields: readonly string[], endStream: boolean, user: unknown, neverIndexed?: readonly number[]): H2Stream {
     this.#lastLocalStreamId = this.#lastLocalStreamId === 0 ? 1 : this.#lastLocalStreamId + 2;
     const stream = new H2Stream(this.#lastLocalStreamId, this.#peerInitialWindow, this.#streamWindow);
@@ -240,15 +240,11 @@ export class H2Connection implements FrameVisitor {
   /** The user took `octets` of a stream's body: credit goes back to the peer (in batches of half a window). */
   consume(stream: H2Stream, octets: number): void {
     if (this.#closed) return;
-    this.#returnConnectionCredit(octets);
-    if (this.streams.get(stream.id) !== stream || stream.remoteEnded) return;
-    stream.unannounced += octets;
-    if (stream.unannounced >= this.#streamWindow >> 1) {
-      this.#writer.windowUpdate(stream.id, stream.unannounced);
-      stream.receiveWindow += stream.unannounced;
-      stream.unannounced = 0;
-      this.#scheduleFlush();
-    }
+    // Only what was handed on and not yet given back: a stream that closed returned the rest itself.
+    const taken = Math.min(octets, stream.held);
+    stream.held -= taken;
+    this.#returnConnectionCredit(taken);
+    this.#returnStreamCredit(stream, taken);
   }
 
   /** The drain: GOAWAY NO_ERROR with the last stream we took; the connection closes once its streams are done. */
@@ -393,13 +389,17 @@ export class H2Connection implements FrameVisitor {
     stream.receiveWindow -= flowControlled;
     // Padding is nobody's to consume: its credit goes back now.
     const padding = flowControlled - data.length;
-    if (padding > 0) this.consume(stream, padding);
+    if (padding > 0) {
+      this.#returnConnectionCredit(padding);
+      this.#returnStreamCredit(stream, padding);
+    }
     if (this.#role === "client" && !stream.finalHeadSeen) return this.#malformed(stream);
     stream.received += data.length;
     if (stream.contentLength >= 0 && stream.received > stream.contentLength) return this.#malformed(stream);
     if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
     // An empty DATA frame that ends nothing is a known flood (CVE-2019-9518).
     if (flowControlled === 0 && !endStream) this.#glitch();
+    stream.held += data.length;
     if (endStream) this.#endRemote(stream);
     if (data.length > 0 || endStream) this.#guard(stream, () => this.#handler.onData(stream, data, endStream));
   }
@@ -480,6 +480,11 @@ export class H2Connection implements FrameVisitor {
   /** Takes the stream out of the table and returns what its user held of the connection's window. */
   #forget(stream: H2Stream): void {
     if (this.streams.get(stream.id) !== stream) return;
+    // A stream that ends while its user still holds body octets: they are the connection's again.
+    if (stream.held > 0 && !this.#closed) {
+      this.#returnConnectionCredit(stream.held);
+      stream.held = 0;
+    }
     this.streams.delete(stream.id);
     this.#recentlyClosed.add(stream.id);
     this.#blocked.delete(stream);
@@ -562,7 +567,19 @@ export class H2Connection implements FrameVisitor {
     }
   }
 
+  #returnStreamCredit(stream: H2Stream, octets: number): void {
+    if (this.streams.get(stream.id) !== stream || stream.remoteEnded) return;
+    stream.unannounced += octets;
+    if (stream.unannounced >= this.#streamWindow >> 1) {
+      this.#writer.windowUpdate(stream.id, stream.unannounced);
+      stream.receiveWindow += stream.unannounced;
+      stream.unannounced = 0;
+      this.#scheduleFlush();
+    }
+  }
+
   #returnConnectionCredit(octets: number): void {
+    if (octets === 0) return;
     this.#unannouncedConnection += octets;
     if (this.#unannouncedConnection >= this.#connectionWindow >> 1) {
       this.#writer.windowUpdate(0, this.#unannouncedConnection);

@@ -21,7 +21,9 @@ export class H2Stream {
   sendWindow: number;
   /** What the peer may still send before we return credit. */
   receiveWindow: number;
-  /** Octets handed to the user and not yet given back with `consume`, plus those given back and not yet announced. */
+  /** Body octets handed to the user and not yet given back with `consume`. */
+  held = 0;
+  /** Credit given back and not yet announced in a WINDOW_UPDATE. */
   unannounced = 0;
   /** The request's (or response's) content-length, -1 without one, and the DATA octets seen so far. */
   contentLength = -1;

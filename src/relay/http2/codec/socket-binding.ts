@@ -2,6 +2,9 @@
 import type { Socket } from "node:net";
 import { H2Connection, type H2ConnectionHandler, type H2ConnectionOptions } from "./h2-connection.js";
 
+/** How long a socket we ended stays for the peer's own close. */
+const LINGER_MS = 1000;
+
 /** The connection on `socket`; `onSocketError` hears the socket's error (its close follows, which resets every stream). */
 export function connectionOnSocket(socket: Socket, handler: H2ConnectionHandler, options: H2ConnectionOptions, onSocketError: (error: Error) => void): H2Connection {
   const connection = new H2Connection(socket, handler, options);
@@ -9,5 +12,7 @@ export function connectionOnSocket(socket: Socket, handler: H2ConnectionHandler,
   socket.on("drain", () => connection.transportDrained());
   socket.on("error", onSocketError);
   socket.on("close", () => connection.transportClosed());
+  // After our FIN (a GOAWAY, or the last stream after one), a peer that never closes its side is not waited for.
+  socket.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref());
   return connection;
 }

@@ -197,6 +197,18 @@ t.test("flow control in: a stream may hold at most its window; credit returns on
   t.equal(update?.payload.readUInt32BE(0), 16384 * 2, "consumed octets return in one WINDOW_UPDATE once past half the window");
 });
 
+t.test("a stream that ends while its user holds body octets gives them back to the connection's window", async (t) => {
+  const under = server({ connectionWindow: 65535 });
+  under.consumeData = false;
+  under.receive(headers(1, POST, false), bulk(1, 40000), rst(1, H2_ERROR.CANCEL));
+  await under.settle();
+  const updates = under.sent(FRAME.WINDOW_UPDATE).map((frame) => [frame.streamId, frame.payload.readUInt32BE(0)]);
+  t.same(updates, [[0, 40000]], "the held octets return on the connection, not on the closed stream");
+  under.connection.consume(under.streams.get(1)!, 40000);
+  await under.settle();
+  t.equal(under.sent(FRAME.WINDOW_UPDATE).length, 1, "a late consume gives nothing back twice");
+});
+
 t.test("flow control out: DATA split to the peer's window; WINDOW_UPDATE and a new INITIAL_WINDOW_SIZE let the rest go", async (t) => {
   const under = server();
   under.receive(settingsFrame([[4, 10]]), headers(1, GET));
