@@ -10,6 +10,7 @@ import { VERSION } from "../version.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 import type { H2Connection, H2ConnectionHandler } from "../relay/http2/codec/h2-connection.js";
 import { connectionOnSocket } from "../relay/http2/codec/socket-binding.js";
+import { H2_ERROR } from "../relay/http2/codec/codec-error.js";
 
 export interface GrpcHealthProbeOptions {
   /** `http://host:port` of the server asked. */
@@ -100,6 +101,7 @@ export class GrpcHealthProbe implements HealthProbe {
       }, this.#options.timeoutMs);
       const call = new CheckCall(settle, () => this.#connectionFailure(this.#socketError), this.#timeoutReason);
       const stream = connection.request(this.#fields, false, call);
+      call.cancel = () => connection.reset(stream, H2_ERROR.CANCEL);
       connection.sendData(stream, this.#body, true);
     });
   }
@@ -171,6 +173,8 @@ class CheckCall {
   #trailers: readonly string[] | undefined;
   readonly #chunks: Buffer[] = [];
   #bytes = 0;
+  /** Resets the call's stream: an answer past its size is not read to its end. */
+  cancel: () => void = () => {};
 
   constructor(
     private readonly settle: (outcome: ProbeOutcome) => void,
@@ -188,7 +192,10 @@ class CheckCall {
 
   data(chunk: Buffer, endStream: boolean): void {
     this.#bytes += chunk.length;
-    if (this.#bytes > MAX_ANSWER_BYTES) return this.settle(grpcFailure(RESOURCE_EXHAUSTED, `answer over ${MAX_ANSWER_BYTES} bytes`));
+    if (this.#bytes > MAX_ANSWER_BYTES) {
+      this.settle(grpcFailure(RESOURCE_EXHAUSTED, `answer over ${MAX_ANSWER_BYTES} bytes`));
+      return this.cancel();
+    }
     // Copied: the view is into the socket's read, which the connection does not keep for us.
     this.#chunks.push(Buffer.from(chunk));
     if (endStream) this.settle(this.#outcome(0));
