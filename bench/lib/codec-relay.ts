@@ -31,6 +31,7 @@ function relaySide(own: () => H2Connection, open: (stream: H2Stream, fields: str
     },
     onTrailers: (stream, fields) => (stream.user as Twin).connection.sendTrailers((stream.user as Twin).stream, fields),
     onReset: (stream) => (stream.user as Twin | undefined)?.connection.reset((stream.user as Twin).stream, CANCEL),
+    onStreamEnd: ignore,
     onWritable(stream) {
       // The twin of `stream` holds what it read while `stream` was full: its credit goes back now.
       const back = stream.user as Twin;

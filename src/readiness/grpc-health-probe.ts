@@ -159,6 +159,7 @@ function probeHandler(connection: () => H2Connection): H2ConnectionHandler {
     },
     onTrailers: (stream, fields) => (stream.user as CheckCall).trailers(fields),
     onReset: (stream, errorCode) => (stream.user as CheckCall).reset(errorCode),
+    onStreamEnd: () => {},
     onWritable: () => {},
     onGoaway: () => {},
     onClose: () => {},

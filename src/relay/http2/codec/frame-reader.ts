@@ -85,6 +85,11 @@ export class FrameReader {
     this.maxBlock = options.maxHeaderBlockSize ?? 65536;
   }
 
+  /** A header block has begun (HEADERS without END_HEADERS) and not finished: what a head deadline watches. */
+  get headerBlockPending(): boolean {
+    return this.inBlock;
+  }
+
   /** Reads one chunk; frames complete in it are handed on before it returns, the rest waits for the next. */
   push(chunk: Buffer): void {
     let pos = 0;

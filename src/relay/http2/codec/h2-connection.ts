@@ -34,6 +34,8 @@ export interface H2ConnectionHandler {
   onTrailers(stream: H2Stream, fields: string[], neverIndexed: readonly number[]): void;
   /** The stream ended before both sides finished: the peer's RST_STREAM (`byPeer`), our stream error, or the connection's end. */
   onReset(stream: H2Stream, errorCode: number, byPeer: boolean): void;
+  /** The stream is over, both sides ended (after its last `onData`, `onTrailers` or our last send). */
+  onStreamEnd(stream: H2Stream): void;
   /** Output queued for the stream has gone out (after `sendData` returned false). */
   onWritable(stream: H2Stream): void;
   /** The peer sent GOAWAY: no stream above `lastStreamId` was processed (client side: each was reset with REFUSED_STREAM first). */
@@ -139,6 +141,11 @@ export class H2Connection implements FrameVisitor {
     return this.#closed;
   }
 
+  /** A header block begun and not finished (the head deadline's business). */
+  get headerBlockPending(): boolean {
+    return this.#reader.headerBlockPending;
+  }
+
   /** Client side: whether a new stream may be opened now (the peer's limit, no GOAWAY either way). */
   get canOpenStream(): boolean {
     return !this.#closed && !this.#goawaySent && !this.#goawayReceived && this.streams.size < this.#peerMaxConcurrent && this.#lastLocalStreamId < MAX_WINDOW - 2;
@@ -235,6 +242,7 @@ export class H2Connection implements FrameVisitor {
     this.#forget(stream);
     this.#recentlyReset.add(stream.id);
     this.#scheduleFlush();
+    this.#closeIfDone();
   }
 
   /** The user took `octets` of a stream's body: credit goes back to the peer (in batches of half a window). */
@@ -362,14 +370,17 @@ export class H2Connection implements FrameVisitor {
         stream.contentLength = this.#facts.contentLength;
       }
       if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
-      if (endStream) this.#endRemote(stream);
-      return this.#guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+      const closes = endStream && stream.endOneSide(false);
+      this.#guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+      if (closes) this.#complete(stream);
+      return;
     }
     // Trailers: they end the stream, and hold regular fields only (RFC 9113 §8.1).
     this.#facts.contentLength = stream.contentLength;
     if (!endStream || decoded !== DECODED.OK || !checkTrailers(fields, this.#facts) || !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
-    this.#endRemote(stream);
+    const closes = stream.endOneSide(false);
     this.#guard(stream, () => this.#handler.onTrailers(stream, fields, this.#decoder.neverIndexed));
+    if (closes) this.#complete(stream);
   }
 
   onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void {
@@ -400,8 +411,10 @@ export class H2Connection implements FrameVisitor {
     // An empty DATA frame that ends nothing is a known flood (CVE-2019-9518).
     if (flowControlled === 0 && !endStream) this.#glitch();
     stream.held += data.length;
-    if (endStream) this.#endRemote(stream);
+    // The state moves before the user hears, so an answer it ends in the call sees the request ended.
+    const closes = endStream && stream.endOneSide(false);
     if (data.length > 0 || endStream) this.#guard(stream, () => this.#handler.onData(stream, data, endStream));
+    if (closes) this.#complete(stream);
   }
 
   // ---- inside ----
@@ -469,17 +482,28 @@ export class H2Connection implements FrameVisitor {
     return stream.contentLength < 0 || stream.received === stream.contentLength;
   }
 
-  #endRemote(stream: H2Stream): void {
-    if (stream.endOneSide(false)) this.#forget(stream);
+  /**
+   * Our END_STREAM went out. A server whose answer is complete while the request still comes
+   * tells the client to stop sending it, without error (RFC 9113 §8.1): the stream ends here.
+   */
+  #endLocal(stream: H2Stream): void {
+    if (stream.endOneSide(true)) return this.#complete(stream);
+    if (this.#role !== "server") return;
+    this.#writer.rstStream(stream.id, H2_ERROR.NO_ERROR);
+    this.#recentlyReset.add(stream.id);
+    this.#complete(stream);
   }
 
-  #endLocal(stream: H2Stream): void {
-    if (stream.endOneSide(true)) this.#forget(stream);
+  /** Both sides done: out of the table, and its user told (after any handler call under way returns). */
+  #complete(stream: H2Stream): void {
+    if (!this.#forget(stream)) return;
+    this.#guard(undefined, () => this.#handler.onStreamEnd(stream));
+    this.#closeIfDone();
   }
 
   /** Takes the stream out of the table and returns what its user held of the connection's window. */
-  #forget(stream: H2Stream): void {
-    if (this.streams.get(stream.id) !== stream) return;
+  #forget(stream: H2Stream): boolean {
+    if (this.streams.get(stream.id) !== stream) return false;
     // A stream that ends while its user still holds body octets: they are the connection's again.
     if (stream.held > 0 && !this.#closed) {
       this.#returnConnectionCredit(stream.held);
@@ -490,12 +514,13 @@ export class H2Connection implements FrameVisitor {
     this.#blocked.delete(stream);
     stream.state = STREAM_STATE.CLOSED;
     stream.queue.length = 0;
-    this.#closeIfDone();
+    return true;
   }
 
   #resetForUser(stream: H2Stream, errorCode: number, byPeer: boolean): void {
-    this.#forget(stream);
+    if (!this.#forget(stream)) return;
     this.#guard(undefined, () => this.#handler.onReset(stream, errorCode, byPeer));
+    this.#closeIfDone();
   }
 
   #resetAll(errorCode: number): void {

@@ -41,6 +41,7 @@ export async function startEchoServer(clock: () => number = () => performance.no
       onReset(stream, code, byPeer) {
         log.resets.push({ streamId: stream.id, code, byPeer });
       },
+      onStreamEnd() {},
       onWritable() {},
       onGoaway() {},
       onClose(error: CodecError | undefined) {

@@ -49,6 +49,7 @@ export type HandlerEvent =
   | { kind: "trailers"; streamId: number; fields: string[] }
   | { kind: "reset"; streamId: number; code: number; byPeer: boolean }
   | { kind: "writable"; streamId: number }
+  | { kind: "end"; streamId: number }
   | { kind: "goaway"; lastStreamId: number; code: number }
   | { kind: "close"; code: string | undefined };
 
@@ -82,6 +83,7 @@ export class ConnectionUnderTest {
       },
       onTrailers: (stream, fields) => void events.push({ kind: "trailers", streamId: stream.id, fields: [...fields] }),
       onReset: (stream, code, byPeer) => void events.push({ kind: "reset", streamId: stream.id, code, byPeer }),
+      onStreamEnd: (stream) => void events.push({ kind: "end", streamId: stream.id }),
       onWritable: (stream) => void events.push({ kind: "writable", streamId: stream.id }),
       onGoaway: (lastStreamId, code) => void events.push({ kind: "goaway", lastStreamId, code }),
       onClose: (error) => void events.push({ kind: "close", code: error?.code }),

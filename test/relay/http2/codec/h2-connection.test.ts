@@ -78,6 +78,26 @@ t.test("a request, its body and trailers reach the user in order; the answer goe
   t.equal(under.connection.openStreams, 0, "both sides ended: the stream is gone");
 });
 
+t.test("an answer complete before the request: RST_STREAM NO_ERROR after it, the user told the stream ended (RFC 9113 §8.1)", async (t) => {
+  const under = server();
+  under.onHead = (stream) => under.connection.respond(stream, [":status", "413"], true);
+  under.receive(headers(1, POST, false), data(1, "more"));
+  await under.settle();
+  t.same(
+    under.sent().filter((frame) => frame.streamId === 1).map((frame) => [frame.type, frame.flags]),
+    [
+      [FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM],
+      [FRAME.RST_STREAM, 0],
+    ],
+  );
+  t.same(under.resets(), [[1, H2_ERROR.NO_ERROR]]);
+  t.same(
+    under.events.map((event) => event.kind),
+    ["head", "end"],
+    "the body that was on its way is ignored",
+  );
+});
+
 t.test("malformed requests are RST_STREAM PROTOCOL_ERROR and never reach the user; the connection lives (RFC 9113 §8.1.1)", async (t) => {
   const cases: [string, HeaderField[]][] = [
     ["CR in a value", [...GET, { name: "x", value: "a\rb" }]],
@@ -337,7 +357,8 @@ t.test("the client side: preface, ids in order, a response with 1xx and trailers
   );
   t.same(
     under.events.map((event) => event.kind),
-    ["head", "head", "data", "trailers"],
+    ["head", "head", "data", "trailers", "end"],
+    "the stream's end is told after its trailers",
   );
   under.receive(frame(FRAME.GOAWAY, 0, 0, Buffer.concat([u32(1), u32(0)])));
   t.same(
