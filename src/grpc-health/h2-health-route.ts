@@ -1,5 +1,6 @@
 // The gRPC health service on the h2 side: claims POST /grpc.health.v1.Health/{Check,Watch} for src/relay/http2/h2-routing.ts and answers through a GrpcResponder over the stream.
-import type { OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import type { OutgoingHttpHeaders } from "node:http2";
+import type { ClientStream } from "../relay/http2/client-stream.js";
 import type { H2Request } from "../relay/http2/h2-request.js";
 import type { LocalH2Service } from "../relay/http2/h2-routing.js";
 import type { GrpcResponder } from "./grpc-responder.js";
@@ -10,61 +11,56 @@ import { healthMethodOf, type GrpcHealthService } from "./health-service.js";
 export function healthRoute(service: GrpcHealthService): LocalH2Service {
   return {
     claims: (request: H2Request) => healthMethodOf(request.method, request.url, request.header("content-type")) !== undefined,
-    answer: (request: H2Request, body: Buffer, stream: ServerHttp2Stream) =>
+    answer: (request: H2Request, body: Buffer, stream: ClientStream) =>
       service.answer(healthMethodOf(request.method, request.url, request.header("content-type"))!, body, new StreamResponder(stream)),
   };
 }
 
 /** One server stream as a GrpcResponder; every call after the stream closed does nothing. */
 export class StreamResponder implements GrpcResponder {
-  readonly #stream: ServerHttp2Stream;
-  #trailers: OutgoingHttpHeaders | undefined;
+  readonly #stream: ClientStream;
 
-  constructor(stream: ServerHttp2Stream) {
+  constructor(stream: ClientStream) {
     this.#stream = stream;
-    // A reset or a write after the peer left is the peer's business, never an uncaught error.
-    stream.on("error", ignore);
   }
 
   sendHeaders(): void {
-    if (!this.#open() || this.#stream.headersSent) return;
-    this.#stream.respond({ ":status": 200, "content-type": GRPC_CONTENT_TYPE }, { waitForTrailers: true });
-    this.#stream.once("wantTrailers", () => {
-      if (this.#trailers !== undefined) this.#stream.sendTrailers(this.#trailers);
-    });
+    if (this.#stream.closed || this.#stream.headersSent) return;
+    this.#stream.respond({ ":status": 200, "content-type": GRPC_CONTENT_TYPE }, false);
   }
 
   sendMessage(framed: Buffer): boolean {
-    if (!this.#open()) return true;
+    if (this.#stream.closed) return true;
     return this.#stream.write(framed);
   }
 
   sendTrailers(status: number, message?: string): void {
-    if (!this.#open()) return;
-    this.#trailers = grpcStatusFields(status, message);
-    this.#stream.end();
+    if (this.#stream.closed) return;
+    this.#stream.end(undefined, grpcStatusFields(status, message));
   }
 
   trailersOnly(status: number, message?: string): void {
-    if (!this.#open() || this.#stream.headersSent) return;
-    this.#stream.respond({ ":status": 200, "content-type": GRPC_CONTENT_TYPE, ...grpcStatusFields(status, message) }, { endStream: true });
+    if (this.#stream.closed || this.#stream.headersSent) return;
+    this.#stream.respond({ ":status": 200, "content-type": GRPC_CONTENT_TYPE, ...grpcStatusFields(status, message) }, true);
   }
 
   onClose(listener: () => void): void {
-    this.#stream.once("close", listener);
+    const previous = this.#stream.onClose;
+    this.#stream.onClose = () => {
+      previous();
+      listener();
+    };
   }
 
   onWritable(listener: () => void): void {
-    this.#stream.on("drain", listener);
-  }
-
-  #open(): boolean {
-    return !this.#stream.destroyed && !this.#stream.closed;
+    const previous = this.#stream.onDrain;
+    this.#stream.onDrain = () => {
+      previous();
+      listener();
+    };
   }
 }
 
 function grpcStatusFields(status: number, message: string | undefined): OutgoingHttpHeaders {
   return message === undefined ? { "grpc-status": String(status) } : { "grpc-status": String(status), "grpc-message": encodeGrpcMessage(message) };
 }
-
-function ignore(): void {}

@@ -1,4 +1,5 @@
 // Response heads written to the client, built once as one string: the upstream's minus hop-by-hop ones, with our own framing and connection headers.
+import { httpDate } from "../http-date.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import { statusText } from "./status-text.js";
 
@@ -70,18 +71,4 @@ export function ownResponseHead(status: number, headers: readonly string[], keep
   let text = `HTTP/1.1 ${status} ${statusText(status)}\r\n${keepAlive ? KEEP_ALIVE_LINES : CLOSE_LINE}`;
   for (let index = 0; index < headers.length; index += 2) text += `${headers[index]!}: ${headers[index + 1]!}\r\n`;
   return `${text}date: ${httpDate()}\r\n\r\n`;
-}
-
-let dateSecond = -1;
-let dateText = "";
-
-/** The Date header's value, formatted at most once a second (as node:http caches it). */
-function httpDate(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(now).toUTCString();
-  }
-  return dateText;
 }

@@ -1,5 +1,5 @@
 // The one place a proxy-made error for a gRPC call is written (CONTRACT §13): a trailers-only answer instead of the envelope or page of §6.
-import type { ServerHttp2Stream } from "node:http2";
+import type { ClientStream } from "./client-stream.js";
 
 /** gRPC's UNAVAILABLE: the code for 502, 503 (overloaded) and 504, and for an HTTP/1.1-only app. */
 export const GRPC_UNAVAILABLE = 14;
@@ -10,8 +10,8 @@ export const GRPC_UNAVAILABLE = 14;
  * would have been: kept for the record, the wire says 200 as gRPC requires. The grpc helper's
  * src/grpc/ may refine the code per status; every caller comes through here.
  */
-export function sendGrpcError(stream: ServerHttp2Stream, _httpStatus: number, message: string, requestId?: string, code = GRPC_UNAVAILABLE): void {
-  if (stream.destroyed || stream.headersSent) return;
+export function sendGrpcError(stream: ClientStream, _httpStatus: number, message: string, requestId?: string, code = GRPC_UNAVAILABLE): void {
+  if (stream.closed || stream.headersSent) return;
   const headers: Record<string, string | number> = {
     ":status": 200,
     "content-type": "application/grpc",
@@ -19,5 +19,5 @@ export function sendGrpcError(stream: ServerHttp2Stream, _httpStatus: number, me
     "grpc-message": encodeURIComponent(message),
   };
   if (requestId !== undefined) headers["x-request-id"] = requestId;
-  stream.respond(headers, { endStream: true });
+  stream.respond(headers, true);
 }

@@ -1,5 +1,5 @@
 // One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
-import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
 import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
@@ -11,9 +11,11 @@ import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { upstreamH2Headers } from "./h2-forward-headers.js";
 import { answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
-import { relayedH2Headers } from "./h2-response-headers.js";
+import { relayedH2Fields, relayedH2Headers } from "./h2-response-headers.js";
+import { H2_ERROR } from "./codec/codec-error.js";
+import type { ClientStream } from "./client-stream.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { http2, resetStream } from "./http2-module.js";
+import { resetStream } from "./http2-module.js";
 import { guardedListener } from "./stream-fault-boundary.js";
 
 /** What an exchange reads besides its stream: the relay's shared parts and the h2c pool. */
@@ -27,7 +29,7 @@ const NGHTTP2_FLAG_END_STREAM = 0x1;
 /** One per stream; listeners are its own methods, bound once. */
 export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineTarget {
   readonly #parts: H2ExchangeParts;
-  readonly #client: ServerHttp2Stream;
+  readonly #client: ClientStream;
   readonly #request: H2Request;
   readonly #record: RequestRecord;
   /** A body read before forwarding (the gRPC health hook's), sent whole with the head. */
@@ -54,10 +56,10 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     const upstream = this.#upstream;
     this.#detachUpstream();
     if (upstream !== undefined) resetStream(upstream, true);
-    resetStream(this.#client, false);
+    this.#client.reset(false);
   };
 
-  constructor(parts: H2ExchangeParts, client: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
+  constructor(parts: H2ExchangeParts, client: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
     this.#parts = parts;
     this.#client = client;
     this.#request = request;
@@ -71,13 +73,11 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     });
     // Nothing is read until the app's stream exists: the client's window is the only buffer.
     client.pause();
-    client.on("data", this.#onClientData);
-    client.on("end", this.#onClientEnd);
-    client.on("drain", this.#onClientDrain);
-    client.on("wantTrailers", this.#onWantTrailers);
-    client.on("trailers", this.#onClientTrailers);
-    client.on("error", ignore);
-    client.on("close", this.#onClientClose);
+    client.onData = this.#onClientData;
+    client.onEnd = this.#onClientEnd;
+    client.onDrain = this.#onClientDrain;
+    client.onTrailers = this.#onClientTrailers;
+    client.onClose = this.#onClientClose;
   }
 
   start(): void {
@@ -180,8 +180,8 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     if (!this.#responseStarted) this.#awaitHead();
   });
 
-  readonly #onClientTrailers = guardedListener(this.#onFault, (headers: IncomingHttpHeaders): void => {
-    this.#requestTrailers = relayedH2Headers(headers);
+  readonly #onClientTrailers = guardedListener(this.#onFault, (fields: readonly string[]): void => {
+    this.#requestTrailers = relayedH2Fields(fields);
   });
 
   readonly #onUpstreamWantsTrailers = guardedListener(this.#onFault, (): void => {
@@ -227,13 +227,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#record.upstreamHead(Number(headers[":status"]));
     const grpcStatus = grpcStatusOf(headers);
     if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
-    try {
-      this.#client.respond(relayedH2Headers(headers), { endStream, waitForTrailers: !endStream });
-    } catch (error) {
-      this.#parts.context.errorLog.warn("upstream response not relayable", { requestId: this.#record.requestId, err: (error as Error).message });
-      resetStream(this.#client, false);
-      return;
-    }
+    this.#client.respond(relayedH2Headers(headers), endStream);
     if (endStream) this.#responseEnded = true;
   });
 
@@ -252,12 +246,8 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   readonly #onUpstreamEnd = guardedListener(this.#onFault, (): void => {
     if (this.#done || !this.#responseStarted || this.#responseEnded) return;
     this.#responseEnded = true;
-    this.#client.end();
-  });
-
-  readonly #onWantTrailers = guardedListener(this.#onFault, (): void => {
-    // No trailers from the app: node sends an empty DATA frame with END_STREAM instead.
-    this.#client.sendTrailers(this.#trailers ?? {});
+    // The app's trailers came before its end (node tells 'trailers' first); none: an empty DATA with END_STREAM.
+    this.#client.end(undefined, this.#trailers);
   });
 
   readonly #onUpstreamClose = guardedListener(this.#onFault, (): void => {
@@ -265,9 +255,8 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#detachUpstream();
     if (this.#done || upstream === undefined) return;
     const code = upstream.rstCode ?? 0;
-    const constants = http2().constants;
     // RFC 9113 §8.7: a refused stream (or one above a GOAWAY's last id) was not processed: sent again once.
-    if (!this.#responseStarted && code === constants.NGHTTP2_REFUSED_STREAM && !this.#retried && !this.#bodyForwarded) {
+    if (!this.#responseStarted && code === H2_ERROR.REFUSED_STREAM && !this.#retried && !this.#bodyForwarded) {
       this.#retried = true;
       this.#client.pause(); // the body waits for the new stream, as for the first
       this.#acquireSession();
@@ -275,7 +264,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     }
     // Whatever the client still sends has nowhere to go: read and dropped, so its stream can end.
     this.#client.resume();
-    if (this.#responseEnded && code === constants.NGHTTP2_NO_ERROR) return;
+    if (this.#responseEnded && code === H2_ERROR.NO_ERROR) return;
     if (!this.#responseStarted) {
       this.#parts.context.observer.upstreamError(code === 0 ? "other" : "reset");
       this.#failBeforeHead(502, Object.assign(new Error(`upstream stream closed (code ${code})`), { code: "ECONNRESET" }), "upstream unavailable");
@@ -283,7 +272,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     }
     // Mid-response: the client's stream is reset too, so it can never look complete.
     this.#parts.context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
-    resetStream(this.#client, false);
+    this.#client.reset(false);
   });
 
   /** CONTRACT §15 (stream-deadlines.ts): RST_STREAM CANCEL both ways, or a 504 when nothing was answered yet. */
@@ -293,13 +282,13 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#detachUpstream();
     if (upstream !== undefined) resetStream(upstream, true);
     if (kind === "duration" && !this.#client.headersSent) this.#failBeforeHead(504, new Error("max request duration reached"), "max request duration reached");
-    else resetStream(this.#client, true);
+    else this.#client.reset(true);
   }
 
   /** The client's stream closed: answered, reset by the client, or its connection gone. */
   readonly #onClientClose = guardedListener(this.#onFault, (): void => {
     clearTimeout(this.#headTimer);
-    const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
+    const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === H2_ERROR.NO_ERROR);
     this.#done = true;
     if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
     this.#queued = undefined;

@@ -1,10 +1,10 @@
 // A proxy-made answer on an h2 stream (refusals, 502/503/504): logged, recorded, and written as the envelope or page of §6, or in gRPC's form for a gRPC call.
-import type { ServerHttp2Stream } from "node:http2";
 import { errorMessageFor, type ErrorDetails } from "../../http/error-response.js";
 import { OVERLOADED } from "../admission.js";
 import { refusalAnswer } from "../own-errors.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestRecord } from "../request-record.js";
+import type { ClientStream } from "./client-stream.js";
 import { sendGrpcError } from "./grpc-error.js";
 import { streamWriter, type H2Request } from "./h2-request.js";
 
@@ -12,7 +12,7 @@ import { streamWriter, type H2Request } from "./h2-request.js";
  * Answers `status` for a request that reached no app (or whose app failed before its head).
  * `reason` is the log's fixed text; 400 and 501 get the bare JSON refusal as over HTTP/1.1.
  */
-export function answerOwnError(context: RelayContext, stream: ServerHttp2Stream, request: H2Request, record: RequestRecord, status: number, error: Error, reason: string, details?: ErrorDetails): void {
+export function answerOwnError(context: RelayContext, stream: ClientStream, request: H2Request, record: RequestRecord, status: number, error: Error, reason: string, details?: ErrorDetails): void {
   const requestId = record.requestId;
   if (details !== OVERLOADED) context.errorLog.proxyError(request, requestId, status, error, reason);
   record.responseHead(status);

@@ -2,8 +2,8 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 
-/** node:http2 throws on a second value of these (ERR_HTTP2_HEADER_SINGLE_VALUE): the first one wins, as most clients read it. */
-const SINGLE_VALUE = new Set([
+/** Fields of one value (node:http2's list): of a second one, the first wins, as most clients read it. */
+export const SINGLE_VALUE: ReadonlySet<string> = new Set([
   "age", "authorization", "content-encoding", "content-language", "content-length", "content-location", "content-md5",
   "content-range", "content-type", "date", "etag", "expires", "from", "last-modified", "location", "max-forwards",
   "proxy-authorization", "referer", "retry-after", "user-agent", "x-content-type-options",
@@ -17,6 +17,21 @@ export function relayedH2Headers(headers: IncomingHttpHeaders): OutgoingHttpHead
     if (name.charCodeAt(0) === 0x3a /* ":" */ && name !== ":status") continue;
     if (isHopByHop(name, NO_LISTED_NAMES)) continue;
     out[name] = headers[name];
+  }
+  return out;
+}
+
+/** A client's trailers (the codec's flat list) for an h2c app: as {@link relayedH2Headers}, repeats kept. */
+export function relayedH2Fields(fields: readonly string[]): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (let index = 0; index < fields.length; index += 2) {
+    const name = fields[index]!;
+    if (name.charCodeAt(0) === 0x3a /* ":" */ || isHopByHop(name, NO_LISTED_NAMES)) continue;
+    const value = fields[index + 1]!;
+    const existing = out[name];
+    if (existing === undefined) out[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[name] = [String(existing), value];
   }
   return out;
 }

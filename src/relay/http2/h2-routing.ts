@@ -1,5 +1,4 @@
 // Where each h2 stream goes: a health answer of §2, a local gRPC service (the hook src/grpc/ plugs into), or the app over h2c or HTTP/1.1.
-import type { ServerHttp2Stream } from "node:http2";
 import { matchHealthPath, type HealthEndpoints } from "../../http/health.js";
 import type { RelayContext } from "../relay-context.js";
 import { RequestRecord } from "../request-record.js";
@@ -8,7 +7,7 @@ import { answerOwnError } from "./h2-own-answer.js";
 import { streamWriter, type H2Request } from "./h2-request.js";
 import { H2ToH1Exchange } from "./h2-to-h1-exchange.js";
 import type { H2cPool } from "./h2c-pool.js";
-import { resetStream } from "./http2-module.js";
+import type { ClientStream } from "./client-stream.js";
 import { guardedListener } from "./stream-fault-boundary.js";
 
 /** `--upstream-protocol` (CONTRACT §13). */
@@ -22,7 +21,7 @@ export type UpstreamProtocol = "auto" | "http1" | "h2c";
  */
 export interface LocalH2Service {
   claims(request: H2Request): boolean;
-  answer(request: H2Request, body: Buffer, stream: ServerHttp2Stream): boolean;
+  answer(request: H2Request, body: Buffer, stream: ClientStream): boolean;
 }
 
 /** A locally claimed request's body above this is the app's: no local service needs more. */
@@ -39,24 +38,22 @@ export interface H2RoutingParts {
 }
 
 /** Routes one stream; health paths first (never queued, never recorded), as for HTTP/1.1. */
-export function routeStream(parts: H2RoutingParts, stream: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined): void {
+export function routeStream(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined): void {
   const { health } = parts;
   const healthPath = matchHealthPath(request.method, request.url);
   if (healthPath !== undefined && health.owns(healthPath, request.url)) {
-    stream.on("error", ignore);
-    stream.resume(); // a body sent with it is read and dropped
+    // A body sent with it is read and dropped (the stream is never paused).
     const writer = streamWriter(stream, request);
     health.answer(healthPath, request, writer);
     return;
   }
   for (const service of parts.localServices) {
     if (service.claims(request)) {
-      // Reset by the peer while its body is read: nothing to answer, and node's error is ours to take.
-      stream.on("error", ignore);
       const onFault = (error: unknown): void => {
         parts.context.reportFault(error);
-        resetStream(stream, false);
+        stream.reset(false);
       };
+      // Reset by the peer while its body is read: the stream closes, and nothing is answered.
       readSmallBody(
         stream,
         guardedListener(onFault, (body: Buffer, ended: boolean) => {
@@ -70,11 +67,9 @@ export function routeStream(parts: H2RoutingParts, stream: ServerHttp2Stream, re
 }
 
 /** To the app, in the protocol `--upstream-protocol` says; `preRead`: the body a local service read first. */
-export function forward(parts: H2RoutingParts, stream: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded = true): void {
+export function forward(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded = true): void {
   const { context } = parts;
   if (request.method === "CONNECT" || request.url === "*" || request.url.charCodeAt(0) !== 0x2f /* "/" */) {
-    stream.on("error", ignore);
-    stream.resume();
     const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
     if (request.method === "OPTIONS" && request.url === "*") {
       // `OPTIONS *` asks about the server, which is ours to answer (as over HTTP/1.1).
@@ -84,16 +79,14 @@ export function forward(parts: H2RoutingParts, stream: ServerHttp2Stream, reques
       const reason = request.method === "CONNECT" ? "CONNECT is not supported" : "bad request target";
       answerOwnError(context, stream, request, record, request.method === "CONNECT" ? 501 : 400, new Error(reason), reason);
     }
-    stream.once("close", () => record.finished(false));
+    stream.onClose = () => record.finished(false);
     return;
   }
   if (parts.upstreamProtocol === "http1") {
     if (request.grpc) {
       const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
-      stream.on("error", ignore);
-      stream.resume();
       answerOwnError(context, stream, request, record, 502, new Error("upstream speaks HTTP/1.1"), "upstream speaks HTTP/1.1", { message: "upstream speaks HTTP/1.1" });
-      stream.once("close", () => record.finished(false));
+      stream.onClose = () => record.finished(false);
       return;
     }
     new H2ToH1Exchange(context, stream, request, remoteAddress, preRead, preReadEnded).start();
@@ -103,30 +96,28 @@ export function forward(parts: H2RoutingParts, stream: ServerHttp2Stream, reques
 }
 
 /** The whole body (`ended`), or what was read when it grew past LOCAL_BODY_LIMIT (then the rest follows on the stream). */
-function readSmallBody(stream: ServerHttp2Stream, done: (body: Buffer, ended: boolean) => void): void {
+function readSmallBody(stream: ClientStream, done: (body: Buffer, ended: boolean) => void): void {
+  if (stream.remoteEnded && stream.stream.received === 0) return done(Buffer.alloc(0), true);
   const chunks: Buffer[] = [];
   let length = 0;
-  const onData = (chunk: Buffer): void => {
-    chunks.push(chunk);
+  const finish = (): void => {
+    stream.onData = ignore;
+    stream.onEnd = ignore;
+    stream.pause();
+  };
+  stream.onData = (chunk: Buffer): void => {
+    // Copied: the piece is a view into the socket's read, and the body is kept past it.
+    chunks.push(Buffer.from(chunk));
     length += chunk.length;
     if (length > LOCAL_BODY_LIMIT) {
       finish();
       done(Buffer.concat(chunks, length), false);
     }
   };
-  const onEnd = (): void => {
+  stream.onEnd = (): void => {
     finish();
-    // node also ends the readable side of a stream that a reset or its connection's close cut off
-    // (after closing it): that body never came whole, and there is no one left to answer.
-    if (!stream.closed) done(Buffer.concat(chunks, length), true);
+    done(Buffer.concat(chunks, length), true);
   };
-  const finish = (): void => {
-    stream.off("data", onData);
-    stream.off("end", onEnd);
-    stream.pause();
-  };
-  stream.on("data", onData);
-  stream.on("end", onEnd);
 }
 
 function ignore(): void {}

@@ -1,6 +1,5 @@
 // One h2 stream relayed to an HTTP/1.1 app through the HTTP/1.1 pool (--upstream-protocol http1): the head translated once, bodies framed for HTTP/1.1, backpressure both ways.
 import type { Socket } from "node:net";
-import type { ServerHttp2Stream } from "node:http2";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
 import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
@@ -15,13 +14,14 @@ import { http1RequestHead } from "./h2-forward-headers.js";
 import { answerOwnError } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { h1ToH2Headers } from "./h2-response-headers.js";
-import { http2, resetStream } from "./http2-module.js";
+import { H2_ERROR } from "./codec/codec-error.js";
+import type { ClientStream } from "./client-stream.js";
 import { guardedListener } from "./stream-fault-boundary.js";
 
 /** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
 export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, DeadlineTarget {
   readonly #context: RelayContext;
-  readonly #client: ServerHttp2Stream;
+  readonly #client: ClientStream;
   readonly #request: H2Request;
   readonly #record: RequestRecord;
   readonly #headText: string;
@@ -50,10 +50,10 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     const upstream = this.#upstream;
     this.#upstream = undefined;
     upstream?.destroy();
-    resetStream(this.#client, false);
+    this.#client.reset(false);
   };
 
-  constructor(context: RelayContext, client: ServerHttp2Stream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
+  constructor(context: RelayContext, client: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
     this.#context = context;
     this.#client = client;
     this.#request = request;
@@ -65,11 +65,10 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#framing = head.framing;
     this.#bodyLeft = head.framing === "length" ? Number(request.header("content-length")) : 0;
     client.pause();
-    client.on("data", this.#onClientData);
-    client.on("end", this.#onClientEnd);
-    client.on("drain", this.#onClientDrain);
-    client.on("error", ignore);
-    client.on("close", this.#onClientClose);
+    client.onData = this.#onClientData;
+    client.onEnd = this.#onClientEnd;
+    client.onDrain = this.#onClientDrain;
+    client.onClose = this.#onClientClose;
   }
 
   start(): void {
@@ -149,10 +148,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
   });
 
   readonly #onClientEnd = guardedListener(this.#onFault, (): void => {
-    // node:http2 also ends the readable side of a stream that a reset or its connection's close
-    // cut off, once it has closed it: that request never ended, and its held byte or last chunk
-    // must not make it look whole. (A stream whose END_STREAM came is still open until we answer.)
-    if (this.#client.closed) return;
+    // Told only for an END_STREAM the codec found well-formed (its DATA added up to the length).
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream !== undefined && upstream.connected && !this.#requestSent && !this.#done) this.#sendRequestEnd(upstream);
@@ -182,7 +178,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#record.upstreamHead(status);
     this.#responseStarted = true;
     const bodiless = this.#request.method === "HEAD" || status === 204 || status === 304;
-    this.#client.respond(h1ToH2Headers(status, head.headers), { endStream: bodiless });
+    this.#client.respond(h1ToH2Headers(status, head.headers), bodiless);
     if (bodiless) this.#responseEnded = true;
     return this.#request.method === "HEAD" ? BODY.skip : BODY.parse;
   }
@@ -213,7 +209,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#context.reportFault(error);
     if (this.#done) return;
     if (!this.#responseStarted) this.#failBeforeHead(502, error instanceof Error ? error : new Error(String(error)), "upstream unavailable");
-    else resetStream(this.#client, false);
+    else this.#client.reset(false);
   }
 
   onUpstreamFailure(failure: UpstreamFailure): void {
@@ -226,7 +222,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
       return;
     }
     this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: failure.code, err: failure.message });
-    resetStream(this.#client, false);
+    this.#client.reset(false);
   }
 
   /** CONTRACT §15 (stream-deadlines.ts): the app's connection dropped; the client gets a 504 when nothing was answered yet, else RST_STREAM CANCEL. */
@@ -236,11 +232,11 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#upstream = undefined;
     upstream?.destroy();
     if (kind === "duration" && !this.#client.headersSent) this.#failBeforeHead(504, new Error("max request duration reached"), "max request duration reached");
-    else resetStream(this.#client, true);
+    else this.#client.reset(true);
   }
 
   readonly #onClientClose = guardedListener(this.#onFault, (): void => {
-    const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === http2().constants.NGHTTP2_NO_ERROR);
+    const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === H2_ERROR.NO_ERROR);
     this.#done = true;
     if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
     this.#queued = undefined;
@@ -258,5 +254,3 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     answerOwnError(this.#context, this.#client, this.#request, this.#record, status, error, reason, overloaded ? OVERLOADED : undefined);
   }
 }
-
-function ignore(): void {}

@@ -87,7 +87,7 @@ export class FrameReader {
 
   /** A header block has begun (HEADERS without END_HEADERS) and not finished: what a head deadline watches. */
   get headerBlockPending(): boolean {
-    return this.inBlock;
+    return this.inBlock || (this.state === PAYLOAD && this.type === FRAME.HEADERS);
   }
 
   /** Reads one chunk; frames complete in it are handed on before it returns, the rest waits for the next. */

@@ -25,7 +25,11 @@ export interface H2Transport {
 
 /** What the connection tells its user. A call that throws costs its stream (INTERNAL_ERROR), never the connection. */
 export interface H2ConnectionHandler {
-  /** A new stream's head (server: a request) or a response head, 1xx included (client); already checked (RFC 9113 §8). */
+  /**
+   * A new stream's head (server: a request) or a response head, 1xx included (client); already
+   * checked (RFC 9113 §8). `fields` (and trailers' below) is valid during the call only: the
+   * connection decodes every block into the same list.
+   */
   onHead(stream: H2Stream, fields: string[], neverIndexed: readonly number[], endStream: boolean): void;
   /** Server: a request whose header list passed our 16 KiB: the stream is open, to be answered (431) and ended. */
   onOversizedHead(stream: H2Stream): void;
@@ -61,6 +65,11 @@ export interface H2ConnectionOptions {
 }
 
 const DEFAULT_WINDOW = 65535;
+/**
+ * SETTINGS and PING ACKs and RST_STREAMs answering the peer, written and not yet taken by the
+ * kernel (or made in one read): past nghttp2's 1,000, the peer floods us (ENHANCE_YOUR_CALM).
+ */
+const MAX_QUEUED_ANSWERS = 1000;
 /** Past this much unwritten output, reading stops (a peer that does not read cannot make us buffer more) and new DATA waits. */
 const HIGH_WATER = 256 * 1024;
 
@@ -102,6 +111,7 @@ export class H2Connection implements FrameVisitor {
   #flushScheduled = false;
   #readingPaused = false;
   #inReceive = false;
+  #queuedAnswers = 0;
 
   constructor(transport: H2Transport, handler: H2ConnectionHandler, options: H2ConnectionOptions) {
     this.#role = options.role;
@@ -179,6 +189,7 @@ export class H2Connection implements FrameVisitor {
 
   /** The socket drained: reading goes on, and streams waiting for it send. */
   transportDrained(): void {
+    this.#queuedAnswers = 0;
     if (this.#readingPaused && this.#transport.writableLength < HIGH_WATER) {
       this.#readingPaused = false;
       this.#transport.resume();
@@ -290,6 +301,7 @@ export class H2Connection implements FrameVisitor {
         }
       }
     }
+    this.#answered();
     this.#writer.settingsAck();
     this.#sendBlocked();
   }
@@ -299,7 +311,9 @@ export class H2Connection implements FrameVisitor {
   }
 
   onPing(opaque: Buffer, ack: boolean): void {
-    if (!ack) this.#writer.ping(opaque, true);
+    if (ack) return;
+    this.#answered();
+    this.#writer.ping(opaque, true);
   }
 
   onGoaway(lastStreamId: number, errorCode: number): void {
@@ -468,10 +482,16 @@ export class H2Connection implements FrameVisitor {
   /** A stream error (RFC 9113 §5.4.2): RST_STREAM; it counts against the glitch budget (MadeYouReset, CVE-2025-8671). */
   #streamError(streamId: number, errorCode: number): void {
     this.#glitch();
+    this.#answered();
     this.#writer.rstStream(streamId, errorCode);
     this.#recentlyReset.add(streamId);
     const stream = this.streams.get(streamId);
     if (stream !== undefined) this.#resetForUser(stream, errorCode, false);
+  }
+
+  /** One more answer the peer made us queue; the count starts again whenever the socket has taken everything. */
+  #answered(): void {
+    if (++this.#queuedAnswers > MAX_QUEUED_ANSWERS) throw new CodecError("ENHANCE_YOUR_CALM", "too many SETTINGS, PING or RST_STREAM answers queued");
   }
 
   #glitch(): void {
@@ -651,6 +671,7 @@ export class H2Connection implements FrameVisitor {
       for (const piece of pieces) transport.write(piece);
       transport.uncork();
     }
+    if (transport.writableLength === 0) this.#queuedAnswers = 0;
     if (!this.#readingPaused && transport.writableLength >= HIGH_WATER) {
       this.#readingPaused = true;
       transport.pause();

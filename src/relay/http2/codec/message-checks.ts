@@ -74,6 +74,8 @@ export function checkRequestHead(fields: readonly string[], facts: MessageFacts)
   let regular = false;
   let method = "";
   let path = "";
+  let authority = "";
+  let host: string | undefined;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
     const value = fields[i + 1] as string;
@@ -86,12 +88,19 @@ export function checkRequestHead(fields: readonly string[], facts: MessageFacts)
       seen |= bit;
       if (bit === PSEUDO_METHOD) method = value;
       else if (bit === PSEUDO_PATH) path = value;
+      else if (bit === PSEUDO_AUTHORITY) authority = value;
       continue;
     }
     regular = true;
     if (!regularFieldIsValid(name, value, facts)) return false;
+    if (name === "host") {
+      if (host !== undefined) return refuse(facts, "repeated host");
+      host = value;
+    }
   }
   if ((seen & PSEUDO_METHOD) === 0) return refuse(facts, "no :method");
+  // RFC 9113 §8.3.1: a Host naming another entity than :authority makes the request malformed (nghttp2 refuses it too).
+  if (host !== undefined && (seen & PSEUDO_AUTHORITY) !== 0 && host !== authority) return refuse(facts, "host differs from :authority");
   if (method === "CONNECT") {
     // RFC 9113 §8.5: only :method and :authority.
     if (seen !== (PSEUDO_METHOD | PSEUDO_AUTHORITY)) return refuse(facts, "CONNECT with :scheme or :path, or without :authority");

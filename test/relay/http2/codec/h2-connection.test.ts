@@ -177,9 +177,12 @@ t.test("glitches: PRIORITY, unknown frames, empty DATA and the resets the peer's
 
   const provoked = server();
   // MadeYouReset (CVE-2025-8671): each WINDOW_UPDATE of 0 on an open stream makes us reset it.
-  const chunks: Buffer[] = [];
-  for (let i = 0; i < 10001; i++) chunks.push(headers(1 + 2 * i, GET, false), windowUpdate(1 + 2 * i, 0));
-  provoked.receive(...chunks);
+  // In reads of 500, so that the queued-answers bound (1,000 a read) is not what ends it.
+  for (let from = 0; from < 10001 && provoked.goawayCode() === undefined; from += 500) {
+    const chunks: Buffer[] = [];
+    for (let i = from; i < Math.min(from + 500, 10001); i++) chunks.push(headers(1 + 2 * i, GET, false), windowUpdate(1 + 2 * i, 0));
+    provoked.receive(...chunks);
+  }
   t.equal(provoked.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
   t.equal(provoked.resets().length, 10000);
 
@@ -189,6 +192,22 @@ t.test("glitches: PRIORITY, unknown frames, empty DATA and the resets the peer's
   empty.receive(...empties);
   t.equal(empty.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
   t.notOk(empty.events.some((event) => event.kind === "data"), "empty frames are never handed on");
+});
+
+t.test("PING and SETTINGS floods: past 1,000 answers queued in one read (or not yet taken by the socket), GOAWAY ENHANCE_YOUR_CALM", async (t) => {
+  const pings = server();
+  pings.receive(...Array.from({ length: 1001 }, ping));
+  t.equal(pings.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+  const settings = server();
+  settings.receive(...Array.from({ length: 1001 }, () => settingsFrame([])));
+  t.equal(settings.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM);
+  const reading = server();
+  for (let i = 0; i < 5; i++) reading.receive(...Array.from({ length: 500 }, ping));
+  t.equal(reading.goawayCode(), undefined, "a peer that takes its answers may ping on");
+  const stalled = server();
+  stalled.transport.writableLength = 100;
+  for (let i = 0; i < 3 && stalled.goawayCode() === undefined; i++) stalled.receive(...Array.from({ length: 500 }, ping));
+  t.equal(stalled.goawayCode(), H2_ERROR.ENHANCE_YOUR_CALM, "one that does not read may not queue more than 1,000");
 });
 
 t.test("CONTINUATION: at most 8 after a HEADERS; the 9th ends the connection with ENHANCE_YOUR_CALM", async (t) => {
