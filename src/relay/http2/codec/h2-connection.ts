@@ -165,6 +165,7 @@ export class H2Connection implements FrameVisitor {
   transportClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#reader.stop();
     this.#resetAll(H2_ERROR.CANCEL);
     this.#handler.onClose(undefined);
   }
@@ -576,6 +577,7 @@ export class H2Connection implements FrameVisitor {
     this.#writer.goaway(this.#lastPeerStreamId, code);
     this.#flush();
     this.#closed = true;
+    this.#reader.stop();
     this.#transport.end();
     this.#resetAll(code);
     this.#handler.onClose(error);
@@ -586,6 +588,7 @@ export class H2Connection implements FrameVisitor {
     if (this.#closed || this.streams.size > 0 || !(this.#goawaySent || this.#goawayReceived)) return;
     this.#flush();
     this.#closed = true;
+    this.#reader.stop();
     this.#transport.end();
     this.#handler.onClose(undefined);
   }
