@@ -59,6 +59,13 @@ export interface H2ConnectionOptions {
 }
 
 const DEFAULT_WINDOW = 65535;
+/**
+ * The largest header block buffered (HEADERS and its CONTINUATIONs). A literal block is no larger
+ * than the list it decodes to, so a cap at the list's 16 KiB would end the connection (GOAWAY
+ * ENHANCE_YOUR_CALM) for any head just past it; up to 64 KiB (nghttp2 has no cap) the decoder says
+ * LIST_TOO_LARGE and the stream alone is answered 431, as node:http2's listener did.
+ */
+const MAX_HEADER_BLOCK = 64 * 1024;
 /** Past this much unwritten output, reading stops (a peer that does not read cannot make us buffer more) and new DATA waits. */
 const HIGH_WATER = 256 * 1024;
 
@@ -111,7 +118,7 @@ export class H2Connection implements FrameVisitor {
     this.#receiveWindow = DEFAULT_WINDOW;
     const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
-    this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, 16384) });
+    this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, MAX_HEADER_BLOCK) });
     this.#resets = new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, options.clock);
     this.#glitches = new FloodBudget(GLITCH_BUDGET.burst, GLITCH_BUDGET.perSecond, options.clock);
     const settings: [number, number][] = [

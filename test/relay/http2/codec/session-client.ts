@@ -1,7 +1,7 @@
 // The session differential's client: writes one case's bytes to a server in the given pieces, a PING last, and reads the answer frames until the PING's ACK, the close or the bound.
 import net from "node:net";
 import { once } from "node:events";
-import { FLAG, FRAME, FrameReader, frame, staticStatusOf } from "../h2-frames.js";
+import { FLAG, FRAME, FrameReader, frame, frameContent, staticStatusOf } from "../h2-frames.js";
 
 /** What came back on one connection. */
 export interface Answer {
@@ -22,8 +22,12 @@ export interface Answer {
 const MARKER = Buffer.from("diffmark", "latin1");
 export const MARKER_PING = frame(FRAME.PING, 0, 0, MARKER);
 
-/** Connects to `port`, writes `pieces` (each its own write, after the one before has gone), and reads until the marker's ACK, the close, or `boundMs`. */
-export async function runCase(port: number, pieces: readonly Buffer[], boundMs: number): Promise<Answer> {
+/**
+ * Connects to `port`, writes `pieces` (each its own write, after the one before has gone), and reads
+ * until the marker's ACK, the close, or `boundMs`. `onHeaderBlock` gets each response block (one
+ * frame each: the servers' answers are small), for a caller that decodes them in order.
+ */
+export async function runCase(port: number, pieces: readonly Buffer[], boundMs: number, onHeaderBlock?: (streamId: number, block: Buffer) => void): Promise<Answer> {
   const socket = net.connect(port, "127.0.0.1");
   socket.setNoDelay(true);
   socket.on("error", () => {});
@@ -43,8 +47,10 @@ export async function runCase(port: number, pieces: readonly Buffer[], boundMs: 
           answer.end = "closed";
           resolve();
         }
-      } else if (received.type === FRAME.HEADERS && !answer.responses.has(received.streamId)) {
-        answer.responses.set(received.streamId, { status: staticStatusOf(received.payload) ?? 0, ended: (received.flags & FLAG.END_STREAM) !== 0 });
+      } else if (received.type === FRAME.HEADERS) {
+        const block = frameContent(received.type, received.flags, received.payload);
+        if (block !== undefined) onHeaderBlock?.(received.streamId, block);
+        if (!answer.responses.has(received.streamId)) answer.responses.set(received.streamId, { status: staticStatusOf(received.payload) ?? 0, ended: (received.flags & FLAG.END_STREAM) !== 0 });
       } else if (received.type === FRAME.DATA && (received.flags & FLAG.END_STREAM) !== 0) {
         const response = answer.responses.get(received.streamId);
         if (response !== undefined) response.ended = true;
