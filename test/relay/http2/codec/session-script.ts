@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { ByteBuffer } from "../../../../src/relay/http2/codec/byte-buffer.js";
 import { HpackEncoder } from "../../../../src/relay/http2/codec/hpack-encoder.js";
-import { FLAG, FRAME, PREFACE, encodeField, type FieldForm } from "../h2-frames.js";
+import { FLAG, FRAME, PREFACE, encodeField, frame, type FieldForm } from "../h2-frames.js";
 
 export type Field = [name: string, value: string];
 
@@ -227,15 +227,5 @@ function controlFrame(c: Control, streamId: number, opened: number): FrameSpec {
 
 /** The bytes of a case: the preface, then every frame. */
 export function serialize(frames: readonly FrameSpec[], preface: Buffer = PREFACE): Buffer {
-  return Buffer.concat([
-    preface,
-    ...frames.map(({ type, flags, streamId, payload }) => {
-      const header = Buffer.alloc(9);
-      header.writeUIntBE(Math.min(payload.length, 0xffffff), 0, 3);
-      header[3] = type;
-      header[4] = flags;
-      header.writeUInt32BE(streamId >>> 0, 5);
-      return Buffer.concat([header, payload]);
-    }),
-  ]);
+  return Buffer.concat([preface, ...frames.map(({ type, flags, streamId, payload }) => frame(type, flags, streamId, payload))]);
 }
