@@ -73,6 +73,8 @@ export class FrameReader {
   private blockLength = 0;
   private continuations = 0;
   private block = Buffer.allocUnsafe(0);
+  /** The connection is over (`stop`). */
+  private stopped = false;
   private readonly maxContinuations: number;
   private readonly maxBlock: number;
 
@@ -90,11 +92,16 @@ export class FrameReader {
     return this.inBlock || (this.state === PAYLOAD && this.type === FRAME.HEADERS);
   }
 
+  /** Once the connection is over, nothing more is read: not the rest of the chunk under way, nor any later one. */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** Reads one chunk; frames complete in it are handed on before it returns, the rest waits for the next. */
   push(chunk: Buffer): void {
     let pos = 0;
     const end = chunk.length;
-    while (pos < end) {
+    while (pos < end && !this.stopped) {
       switch (this.state) {
         case PREFACE: {
           const n = Math.min(CLIENT_PREFACE.length - this.have, end - pos);

@@ -70,6 +70,13 @@ const DEFAULT_WINDOW = 65535;
  * kernel (or made in one read): past nghttp2's 1,000, the peer floods us (ENHANCE_YOUR_CALM).
  */
 const MAX_QUEUED_ANSWERS = 1000;
+/**
+ * The largest header block buffered (HEADERS and its CONTINUATIONs). A literal block is no larger
+ * than the list it decodes to, so a cap at the list's 16 KiB would end the connection (GOAWAY
+ * ENHANCE_YOUR_CALM) for any head just past it; up to 64 KiB (nghttp2 has no cap) the decoder says
+ * LIST_TOO_LARGE and the stream alone is answered 431, as node:http2's listener did.
+ */
+const MAX_HEADER_BLOCK = 64 * 1024;
 /** Past this much unwritten output, reading stops (a peer that does not read cannot make us buffer more) and new DATA waits. */
 const HIGH_WATER = 256 * 1024;
 
@@ -123,8 +130,7 @@ export class H2Connection implements FrameVisitor {
     this.#receiveWindow = DEFAULT_WINDOW;
     const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
-    // The block cap stays the reader's 64 KiB: a list just past our 16 KiB is a 431 for its stream, not a flood.
-    this.#reader = new FrameReader(this, { expectPreface: this.#role === "server" });
+    this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, MAX_HEADER_BLOCK) });
     this.#resets = new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, options.clock);
     this.#glitches = new FloodBudget(GLITCH_BUDGET.burst, GLITCH_BUDGET.perSecond, options.clock);
     const settings: [number, number][] = [
@@ -183,6 +189,7 @@ export class H2Connection implements FrameVisitor {
   transportClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#reader.stop();
     this.#resetAll(H2_ERROR.CANCEL);
     this.#handler.onClose(undefined);
   }
@@ -639,6 +646,7 @@ export class H2Connection implements FrameVisitor {
     this.#writer.goaway(this.#lastPeerStreamId, code);
     this.#flush();
     this.#closed = true;
+    this.#reader.stop();
     this.#transport.end();
     this.#resetAll(code);
     this.#handler.onClose(error);
@@ -649,6 +657,7 @@ export class H2Connection implements FrameVisitor {
     if (this.#closed || this.streams.size > 0 || !(this.#goawaySent || this.#goawayReceived)) return;
     this.#flush();
     this.#closed = true;
+    this.#reader.stop();
     this.#transport.end();
     this.#handler.onClose(undefined);
   }

@@ -31,7 +31,11 @@ const REQUEST_PSEUDO: ReadonlyMap<string, number> = new Map([
 const NAME_OCTET = new Uint8Array(256);
 for (const char of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") NAME_OCTET[char.charCodeAt(0)] = 1;
 
-/** A field value may not hold NUL, CR or LF anywhere, nor begin or end with a space or tab (RFC 9113 §8.2.1). */
+/**
+ * A field value may not hold NUL, CR or LF anywhere, nor begin or end with a space or tab (RFC 9113
+ * §8.2.1); nor any other control but HTAB, nor DEL (RFC 9110 §5.5: invalid; nghttp2 drops such a
+ * field, we refuse the message rather than forward a list that differs from the one sent).
+ */
 function valueIsValid(value: string): boolean {
   const length = value.length;
   if (length === 0) return true;
@@ -40,9 +44,40 @@ function valueIsValid(value: string): boolean {
   if (first === 0x20 || first === 0x09 || last === 0x20 || last === 0x09) return false;
   for (let i = 0; i < length; i++) {
     const code = value.charCodeAt(i);
-    if (code === 0x00 || code === 0x0a || code === 0x0d) return false;
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return false;
   }
   return true;
+}
+
+/** Octets a set allows, as a table (one lookup per octet). */
+function octets(allowed: string, obsText = false): Uint8Array {
+  const table = new Uint8Array(256);
+  for (const char of allowed) table[char.charCodeAt(0)] = 1;
+  if (obsText) table.fill(1, 0x80, 0x100);
+  return table;
+}
+
+const TOKEN = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+/** What nghttp2 lets through in each pseudo-field and in host (`lib/nghttp2_http.c`, `nghttp2_helper.c`): the relay forwarded no more before the codec. */
+const METHOD_OCTET = octets(TOKEN);
+const PATH_OCTET = octets(Array.from({ length: 0x7f - 0x21 }, (_, i) => String.fromCharCode(0x21 + i)).join(""), true);
+const AUTHORITY_OCTET = octets("!$%&'()*+,-.0123456789:;=ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz~");
+
+function allIn(value: string, table: Uint8Array): boolean {
+  if (value.length === 0) return false;
+  for (let i = 0; i < value.length; i++) if (table[value.charCodeAt(i)] !== 1) return false;
+  return true;
+}
+
+/** A :scheme is a URI scheme (RFC 3986 §3.1): a letter, then letters, digits, "+", "-" or ".". */
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
+
+/** Each request pseudo-field's own syntax, beyond the value rules all fields share. */
+function pseudoValueIsValid(bit: number, value: string): boolean {
+  if (bit === PSEUDO_METHOD) return allIn(value, METHOD_OCTET);
+  if (bit === PSEUDO_PATH) return allIn(value, PATH_OCTET);
+  if (bit === PSEUDO_AUTHORITY) return allIn(value, AUTHORITY_OCTET);
+  return SCHEME.test(value);
 }
 
 function nameIsValid(name: string, from: number): boolean {
@@ -60,7 +95,8 @@ function regularFieldIsValid(name: string, value: string, facts: MessageFacts): 
   if (name === "te" && value !== "trailers") return refuse(facts, "te other than trailers");
   if (name === "content-length") {
     const length = parseContentLength(value);
-    if (length < 0 || (facts.contentLength >= 0 && facts.contentLength !== length)) return refuse(facts, "invalid content-length");
+    // A second one is refused even when it repeats the first, as nghttp2 does (RFC 9110 §8.6 allows either).
+    if (length < 0 || facts.contentLength >= 0) return refuse(facts, "invalid content-length");
     facts.contentLength = length;
   }
   return true;
@@ -74,8 +110,8 @@ export function checkRequestHead(fields: readonly string[], facts: MessageFacts)
   let regular = false;
   let method = "";
   let path = "";
-  let authority = "";
-  let host: string | undefined;
+  let scheme = "";
+  let host = false;
   for (let i = 0; i < fields.length; i += 2) {
     const name = fields[i] as string;
     const value = fields[i + 1] as string;
@@ -84,23 +120,21 @@ export function checkRequestHead(fields: readonly string[], facts: MessageFacts)
       if (bit === undefined) return refuse(facts, "unknown pseudo-field");
       if (regular) return refuse(facts, "pseudo-field after a regular field");
       if (seen & bit) return refuse(facts, "repeated pseudo-field");
-      if (!valueIsValid(value)) return refuse(facts, "invalid field value");
+      if (!valueIsValid(value) || !pseudoValueIsValid(bit, value)) return refuse(facts, "invalid pseudo-field value");
       seen |= bit;
       if (bit === PSEUDO_METHOD) method = value;
       else if (bit === PSEUDO_PATH) path = value;
-      else if (bit === PSEUDO_AUTHORITY) authority = value;
+      else if (bit === PSEUDO_SCHEME) scheme = value;
       continue;
     }
     regular = true;
     if (!regularFieldIsValid(name, value, facts)) return false;
     if (name === "host") {
-      if (host !== undefined) return refuse(facts, "repeated host");
-      host = value;
+      if (host || !allIn(value, AUTHORITY_OCTET)) return refuse(facts, "invalid or repeated host");
+      host = true;
     }
   }
   if ((seen & PSEUDO_METHOD) === 0) return refuse(facts, "no :method");
-  // RFC 9113 §8.3.1: a Host naming another entity than :authority makes the request malformed (nghttp2 refuses it too).
-  if (host !== undefined && (seen & PSEUDO_AUTHORITY) !== 0 && host !== authority) return refuse(facts, "host differs from :authority");
   if (method === "CONNECT") {
     // RFC 9113 §8.5: only :method and :authority.
     if (seen !== (PSEUDO_METHOD | PSEUDO_AUTHORITY)) return refuse(facts, "CONNECT with :scheme or :path, or without :authority");
@@ -108,6 +142,12 @@ export function checkRequestHead(fields: readonly string[], facts: MessageFacts)
   }
   if ((seen & (PSEUDO_SCHEME | PSEUDO_PATH)) !== (PSEUDO_SCHEME | PSEUDO_PATH)) return refuse(facts, "no :scheme or :path");
   if (path.length === 0) return refuse(facts, "empty :path");
+  // RFC 9113 §8.3.1: for http and https, an origin-form path, or "*" for OPTIONS only.
+  const web = /^https?$/i.test(scheme);
+  if (web && path.charCodeAt(0) !== 0x2f /* "/" */ && !(path === "*" && method === "OPTIONS")) return refuse(facts, "not an origin-form :path");
+  // RFC 9113 §8.3.1 leaves :authority optional, but an app behind us needs a Host (RFC 9110 §7.2), and
+  // nghttp2 (what node:http2 served before) refuses a request with neither.
+  if ((seen & PSEUDO_AUTHORITY) === 0 && !host) return refuse(facts, "no :authority or host");
   return true;
 }
 
