@@ -58,6 +58,8 @@ export interface H2ConnectionOptions {
   readonly maxConcurrentStreams?: number;
   /** The header list we accept (SETTINGS_MAX_HEADER_LIST_SIZE, 16 KiB as HTTP/1.1's head). */
   readonly maxHeaderListSize?: number;
+  /** The most fields one request head may have (default 128, node:http2's maxHeaderListPairs the listener had): past it, as a list too large. */
+  readonly maxHeaderFields?: number;
   /** Each stream's receive window (default 65,535, the protocol's initial): what one stream may hold here. */
   readonly streamWindow?: number;
   /** The connection's receive window (default 1 MiB), raised with a WINDOW_UPDATE at the start. */
@@ -99,6 +101,7 @@ export class H2Connection implements FrameVisitor {
   readonly #resets: FloodBudget;
   readonly #glitches: FloodBudget;
   readonly #maxConcurrent: number;
+  readonly #maxHeaderFields: number;
   readonly #streamWindow: number;
   readonly #connectionWindow: number;
   /** The peer's settings as they apply now. */
@@ -125,6 +128,7 @@ export class H2Connection implements FrameVisitor {
     this.#transport = transport;
     this.#handler = handler;
     this.#maxConcurrent = options.maxConcurrentStreams ?? 100;
+    this.#maxHeaderFields = options.maxHeaderFields ?? 128;
     this.#streamWindow = options.streamWindow ?? DEFAULT_WINDOW;
     this.#connectionWindow = options.connectionWindow ?? 1024 * 1024;
     this.#receiveWindow = DEFAULT_WINDOW;
@@ -452,7 +456,7 @@ export class H2Connection implements FrameVisitor {
     const stream = new H2Stream(streamId, this.#peerInitialWindow, this.#streamWindow);
     this.streams.set(streamId, stream);
     if (endStream) stream.endOneSide(false);
-    if (decoded === DECODED.LIST_TOO_LARGE) return this.#guard(stream, () => this.#handler.onOversizedHead(stream));
+    if (decoded === DECODED.LIST_TOO_LARGE || fields.length > this.#maxHeaderFields * 2) return this.#guard(stream, () => this.#handler.onOversizedHead(stream));
     if (dependsOn === streamId || !checkRequestHead(fields, this.#facts)) return this.#malformed(stream);
     stream.contentLength = this.#facts.contentLength;
     if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);

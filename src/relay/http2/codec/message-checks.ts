@@ -92,7 +92,8 @@ function regularFieldIsValid(name: string, value: string, facts: MessageFacts): 
   if (!nameIsValid(name, 0)) return refuse(facts, "invalid field name");
   if (!valueIsValid(value)) return refuse(facts, "invalid field value");
   if (CONNECTION_SPECIFIC.has(name)) return refuse(facts, "connection-specific field");
-  if (name === "te" && value !== "trailers") return refuse(facts, "te other than trailers");
+  // Compared as nghttp2 does, case aside (a token's case carries no meaning, RFC 9110 §5.6.2).
+  if (name === "te" && value.toLowerCase() !== "trailers") return refuse(facts, "te other than trailers");
   if (name === "content-length") {
     const length = parseContentLength(value);
     // A second one is refused even when it repeats the first, as nghttp2 does (RFC 9110 §8.6 allows either).
