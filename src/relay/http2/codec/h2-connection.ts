@@ -514,15 +514,13 @@ export class H2Connection implements FrameVisitor {
   }
 
   /**
-   * Our END_STREAM went out. A server whose answer is complete while the request still comes
-   * tells the client to stop sending it, without error (RFC 9113 §8.1): the stream ends here.
+   * Our END_STREAM went out. An answer complete before its request leaves the stream half-closed
+   * (local), as nghttp2 does: the rest of the request is read (its user drops it) and the stream
+   * keeps its flow-control rules (h2spec 6.9.1/3 on an answer of our own), rather than a
+   * RST_STREAM NO_ERROR (RFC 9113 §8.1 allows either).
    */
   #endLocal(stream: H2Stream): void {
-    if (stream.endOneSide(true)) return this.#complete(stream);
-    if (this.#role !== "server") return;
-    this.#writer.rstStream(stream.id, H2_ERROR.NO_ERROR);
-    this.#recentlyReset.add(stream.id);
-    this.#complete(stream);
+    if (stream.endOneSide(true)) this.#complete(stream);
   }
 
   /** Both sides done: out of the table, and its user told (after any handler call under way returns). */
