@@ -53,8 +53,10 @@ const FAILING_TODAY: ReadonlyMap<string, KnownFailure> = new Map<string, KnownFa
 const APP_BODY = "h2spec conformance app\n";
 
 const built = existsSync(BINARY) ? h2specBinary() : { missing: "the binary is not built (make build)" };
-const skip = "missing" in built ? built.missing : false;
-if (skip) t.comment(`skipping h2spec: ${skip}`);
+// Something missing skips; a failed build with everything there is a failure of its own.
+const skip = "missing" in built ? built.missing : "buildFailed" in built ? "h2spec did not build" : false;
+if ("missing" in built) t.comment(`skipping h2spec: ${built.missing}`);
+if ("buildFailed" in built) t.fail(built.buildFailed);
 
 interface App {
   readonly upstream: H2Upstream;

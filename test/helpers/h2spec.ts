@@ -31,9 +31,10 @@ export interface H2specCase {
 
 /**
  * The binary's path, built at most once for a given source (main.go, the shared source, the Go
- * toolchain): a build directory under dist/h2spec named by their hash. Or why it cannot be built.
+ * toolchain): a build directory under dist/h2spec named by their hash. Or what is missing to build
+ * it (the test skips), or how the build failed with everything there (the test fails).
  */
-export function h2specBinary(): { readonly path: string } | { readonly missing: string } {
+export function h2specBinary(): { readonly path: string } | { readonly missing: string } | { readonly buildFailed: string } {
   if (!existsSync(join(SOURCE, "h2spec.go"))) return { missing: `h2spec's source is not at ${SOURCE} (the shared tools beside the repository)` };
   const go = spawnSync("go", ["version"], { encoding: "utf8" });
   if (go.status !== 0) return { missing: "needs Go: apt-get install golang-go golang-golang-x-net-dev golang-github-fatih-color-dev" };
@@ -58,7 +59,7 @@ export function h2specBinary(): { readonly path: string } | { readonly missing: 
     encoding: "utf8",
     timeout: 300_000,
   });
-  if (build.status !== 0) return { missing: `go build of h2spec failed: ${(build.stderr || String(build.error)).trim().split("\n").slice(-3).join(" | ")}` };
+  if (build.status !== 0) return { buildFailed: `go build of h2spec failed: ${(build.stderr || String(build.error)).trim().split("\n").slice(-5).join(" | ")}` };
   renameSync(partial, binary);
   return { path: binary };
 }
