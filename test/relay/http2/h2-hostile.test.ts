@@ -46,15 +46,6 @@ const NGHTTP2_REFUSES = [
   "non-ascii-path",
 ];
 
-/**
- * Refused as a connection error (GOAWAY INTERNAL_ERROR) by node:http2 on node 24, the binary's
- * runtime, which runs the tests: RFC 9113 §8.1.1 and CONTRACT §13 make it a stream error, so the
- * stream-error assertions are known failures of the product (README.md, Limits) until node:http2
- * leaves it (issue 38). Node 20's, where the suite ran before, made it a stream error.
- */
-const CONNECTION_ERROR_ON_NODE_24 = new Set(["content-length-longer"]);
-const knownDefect = (name: string) => (CONNECTION_ERROR_ON_NODE_24.has(name) ? { todo: "node 24's node:http2 ends the connection here (README.md, Limits; issue 38)" } : {});
-
 t.test("malformed requests are stream errors and never reach the app as requests", { skip: missing }, async (t) => {
   const app = await startH2Upstream(t);
   const daemon = await startTestDaemon(t, ["--upstream", app.url]);
@@ -63,16 +54,16 @@ t.test("malformed requests are stream errors and never reach the app as requests
   for (const name of NGHTTP2_REFUSES) {
     const outcome = await hostile(downgrading.port, `malformed:${name}`);
     t.ok(outcome.rst["1"] === 1 || outcome.goaway !== null, `${name} to an HTTP/1.1 app: refused (RST_STREAM PROTOCOL_ERROR ${outcome.rst["1"]}, GOAWAY ${outcome.goaway})`);
-    t.equal(outcome.rst["1"], 1, `${name} to an HTTP/1.1 app: RST_STREAM PROTOCOL_ERROR`, knownDefect(name));
-    t.equal(outcome.status["3"], 200, `${name} to an HTTP/1.1 app: the next request is served`, knownDefect(name));
+    t.equal(outcome.rst["1"], 1, `${name} to an HTTP/1.1 app: RST_STREAM PROTOCOL_ERROR`);
+    t.equal(outcome.status["3"], 200, `${name} to an HTTP/1.1 app: the next request is served`);
   }
   t.same(http1App.received.map((request) => request.url).filter((url) => !url.startsWith("/after") && url !== "/x"), [], "only well-formed requests reached the HTTP/1.1 app");
   for (const name of NGHTTP2_REFUSES) {
     const outcome = await hostile(daemon.port, `malformed:${name}`);
     t.ok(outcome.rst["1"] === 1 || outcome.goaway !== null, `${name}: refused (RST_STREAM PROTOCOL_ERROR ${outcome.rst["1"]}, GOAWAY ${outcome.goaway})`);
-    t.equal(outcome.rst["1"], 1, `${name}: RST_STREAM PROTOCOL_ERROR`, knownDefect(name));
-    t.equal(outcome.goaway, null, `${name}: not a connection error`, knownDefect(name));
-    t.equal(outcome.status["3"], 200, `${name}: the next request on the connection is served`, knownDefect(name));
+    t.equal(outcome.rst["1"], 1, `${name}: RST_STREAM PROTOCOL_ERROR`);
+    t.equal(outcome.goaway, null, `${name}: not a connection error`);
+    t.equal(outcome.status["3"], 200, `${name}: the next request on the connection is served`);
   }
   const reached = app.received.map((request) => String(request.headers[":path"])).filter((path) => path.startsWith("/malformed"));
   t.same(reached, [], "no malformed request reached the app whole");
