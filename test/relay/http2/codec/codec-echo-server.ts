@@ -1,6 +1,7 @@
 // A server made of the codec's connection alone, for conformance and flood tests: every request is answered 200 with a small body once its own body has ended.
 import net from "node:net";
-import { H2Connection, type H2ConnectionHandler } from "../../../../src/relay/http2/codec/h2-connection.js";
+import type { H2ConnectionHandler } from "../../../../src/relay/http2/codec/h2-connection.js";
+import { connectionOnSocket } from "../../../../src/relay/http2/codec/socket-binding.js";
 import type { H2Stream } from "../../../../src/relay/http2/codec/h2-stream.js";
 import type { CodecError } from "../../../../src/relay/http2/codec/codec-error.js";
 
@@ -51,15 +52,11 @@ export async function startEchoServer(clock: () => number = () => performance.no
         log.faults.push(error);
       },
     };
-    const connection = new H2Connection(socket, handler, { role: "server", clock });
+    const connection = connectionOnSocket(socket, handler, { role: "server", clock }, () => {});
     const answer = (stream: H2Stream): void => {
       connection.respond(stream, [":status", "200", "content-type", "text/plain", "content-length", String(BODY.length)], false);
       connection.sendData(stream, BODY, true);
     };
-    socket.on("data", (chunk: Buffer) => connection.receive(chunk));
-    socket.on("drain", () => connection.transportDrained());
-    socket.on("close", () => connection.transportClosed());
-    socket.on("error", () => {});
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as net.AddressInfo).port;

@@ -2,7 +2,8 @@
 import http2 from "node:http2";
 import net from "node:net";
 import { once } from "node:events";
-import { H2Connection, type H2ConnectionHandler } from "../../../../src/relay/http2/codec/h2-connection.js";
+import type { H2ConnectionHandler } from "../../../../src/relay/http2/codec/h2-connection.js";
+import { connectionOnSocket } from "../../../../src/relay/http2/codec/socket-binding.js";
 
 /** What one stream's app saw: the header list as received, the body octets, and whether the request ended (END_STREAM or trailers). */
 export interface AppStream {
@@ -101,15 +102,11 @@ export async function startCodecServer(): Promise<RecordingServer> {
         record.set(-1, { head: ["fault", String(error)], bodyOctets: 0, ended: false, trailers: false });
       },
     };
-    const connection = new H2Connection(socket, handler, { role: "server", clock: () => performance.now(), maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_SIZE });
+    const connection = connectionOnSocket(socket, handler, { role: "server", clock: () => performance.now(), maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_SIZE }, () => {});
     const answer = (stream: Parameters<H2ConnectionHandler["onHead"]>[0]): void => {
       connection.respond(stream, [":status", "200", "content-type", "text/plain", "content-length", String(ANSWER_BODY.length)], false);
       connection.sendData(stream, ANSWER_BODY, true);
     };
-    socket.on("data", (chunk: Buffer) => connection.receive(chunk));
-    socket.on("drain", () => connection.transportDrained());
-    socket.on("close", () => connection.transportClosed());
-    socket.on("error", () => {});
   });
   const sockets = trackSockets(server);
   return listen(server, sockets, records);
