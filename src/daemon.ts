@@ -138,7 +138,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     onUnaskedBytes: () => log.debug("upstream sent bytes no request asked for; connection closed"),
     onFault: reportFault,
   });
-  // Made now, connected at its first stream only: node:http2 is not loaded before an h2 request needs it.
+  // Made now, connected at its first stream only (our own codec's client side).
   // An app that accepts and never sends SETTINGS: its requests time out at their own head deadline
   // (which counts the connection's setup); the connection itself goes after 10 s at most.
   const h2cPool = new H2cPool({
@@ -146,6 +146,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     port: Number(upstreamUrl.port || 80),
     idleTimeoutMs: 4_000,
     settingsTimeoutMs: Math.min(config.responseHeaderTimeoutMs, 10_000),
+    reportFault,
   });
   const limiter =
     config.maxConcurrency > 0

@@ -1,71 +1,28 @@
-// One client's h2 stream on the listener, as the exchanges and local answers use it: the codec's server side behind a small surface of callbacks and sends, no emitter.
+// One client's h2 stream on the listener, as the exchanges and local answers use it: the codec's server side (stream-port.ts) with the answer's heads, and held until routed.
 import type { OutgoingHttpHeaders } from "node:http2";
 import { H2_ERROR } from "./codec/codec-error.js";
 import type { H2Connection } from "./codec/h2-connection.js";
 import type { H2Stream } from "./codec/h2-stream.js";
+import { fieldList, StreamPort } from "./stream-port.js";
 import { httpDate } from "../http-date.js";
 
 function ignore(): void {}
 
-/**
- * The stream's user sets the callbacks it needs: body pieces (while not paused), the client's
- * end (after its trailers, if any), room to write again, and the close (completed, or reset
- * either way: `rstCode` says which). The close is told after the call that caused it returns.
- */
-export class ClientStream {
-  onData: (chunk: Buffer) => void = ignore;
+/** A request's stream: `onTrailers` gets the client's trailers as the codec's flat list. */
+export class ClientStream extends StreamPort {
   onTrailers: (fields: readonly string[]) => void = ignore;
-  onEnd: () => void = ignore;
-  onDrain: () => void = ignore;
-  onClose: () => void = ignore;
   headersSent = false;
-  /** No more frames either way: completed or reset. */
-  closed = false;
-  /** NO_ERROR for a stream that completed; the RST_STREAM code (either side's) otherwise. */
-  rstCode = H2_ERROR.NO_ERROR as number;
-  /** The client has sent END_STREAM (its body, if any, has been handed on or is pending). */
-  remoteEnded = false;
-  #paused = false;
-  /** Until it is routed (after the read that brought its head), what comes waits: a reset in that read means it is never routed. */
-  #holding = true;
-  /** Pieces held while paused (their credit not returned: the client's window bounds them), then the end. */
-  #pending: Buffer[] | undefined;
-  #endPending = false;
-  #trailersPending: readonly string[] | undefined;
-  #flushing = false;
 
-  constructor(
-    readonly connection: H2Connection,
-    readonly stream: H2Stream,
-  ) {}
-
-  get id(): number {
-    return this.stream.id;
-  }
-
-  /** Stops handing on body pieces: the client's window fills, and it waits. */
-  pause(): void {
-    this.#paused = true;
-  }
-
-  /** Hands on what was held (after the caller returns) and then each piece as it comes. */
-  resume(): void {
-    if (!this.#paused) return;
-    this.#paused = false;
-    this.#deliverLater();
+  constructor(connection: H2Connection, stream: H2Stream) {
+    super(connection, stream);
+    // Until it is routed (after the read that brought its head), what comes waits: a reset in that read means it is never routed.
+    this.holding = true;
   }
 
   /** Routed: what waited is handed on (unless the router paused it). */
   release(): void {
-    this.#holding = false;
-    this.#deliverLater();
-  }
-
-  #deliverLater(): void {
-    if (this.#holding || this.#paused || this.#flushing) return;
-    if (this.#pending === undefined && !this.#endPending) return;
-    this.#flushing = true;
-    queueMicrotask(() => this.#deliverPending());
+    this.holding = false;
+    this.deliverLater();
   }
 
   /** The response head; `endStream` when there is no body. */
@@ -84,113 +41,12 @@ export class ClientStream {
     this.connection.respond(this.stream, fieldList(headers), false);
   }
 
-  /** Body octets; false when they wait for the client's window: `onDrain` says when to go on. */
-  write(chunk: Buffer): boolean {
-    if (this.closed) return true;
-    return this.connection.sendData(this.stream, chunk, false);
+  /** A client's RST_STREAM NO_ERROR still cut its request: never "completed" to the exchange. */
+  override wasReset(code: number): void {
+    super.wasReset(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);
   }
 
-  /** Ends the answer (after `chunk`), or with trailers. */
-  end(chunk?: Buffer, trailers?: OutgoingHttpHeaders): void {
-    if (this.closed) return;
-    if (trailers !== undefined) {
-      if (chunk !== undefined && chunk.length > 0) this.connection.sendData(this.stream, chunk, false);
-      this.connection.sendTrailers(this.stream, fieldList(trailers));
-      return;
-    }
-    this.connection.sendData(this.stream, chunk ?? EMPTY, true);
-  }
-
-  /** RST_STREAM: CANCEL (`cancel`) or INTERNAL_ERROR; nothing more is sent or handed on. */
-  reset(cancel: boolean): void {
-    if (this.closed) return;
-    const code = cancel ? H2_ERROR.CANCEL : H2_ERROR.INTERNAL_ERROR;
-    this.connection.reset(this.stream, code);
-    this.#closeWith(code);
-  }
-
-  // ---- what the listener's connection handler tells ----
-
-  /** A body piece from the client (a view into the socket's read). */
-  received(chunk: Buffer, endStream: boolean): void {
-    if (this.closed) return;
-    if (endStream) this.remoteEnded = true;
-    if (this.#holding || this.#paused || this.#pending !== undefined || this.#flushing) {
-      if (chunk.length > 0) (this.#pending ??= []).push(chunk);
-      if (endStream) this.#endPending = true;
-      return;
-    }
-    if (chunk.length > 0) this.#hand(chunk);
-    if (endStream && !this.closed) this.onEnd();
-  }
-
-  /** The client's trailers: its request ends with them. */
-  receivedTrailers(fields: readonly string[]): void {
-    if (this.closed) return;
-    this.remoteEnded = true;
-    if (this.#holding || this.#paused || this.#pending !== undefined || this.#flushing) {
-      this.#trailersPending = [...fields];
-      this.#endPending = true;
-      return;
-    }
+  protected override deliverTrailers(fields: readonly string[]): void {
     this.onTrailers(fields);
-    if (!this.closed) this.onEnd();
   }
-
-  /** Reset by the client, by a stream error, or by the connection's end. */
-  wasReset(code: number): void {
-    if (this.closed) return;
-    this.#closeWith(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);
-  }
-
-  /** Both sides ended. */
-  completed(): void {
-    if (this.closed) return;
-    this.#closeWith(H2_ERROR.NO_ERROR);
-  }
-
-  #hand(chunk: Buffer): void {
-    this.connection.consume(this.stream, chunk.length);
-    this.onData(chunk);
-  }
-
-  #deliverPending(): void {
-    this.#flushing = false;
-    while (!this.#paused && !this.#holding && !this.closed && this.#pending !== undefined) {
-      const chunk = this.#pending.shift()!;
-      if (this.#pending.length === 0) this.#pending = undefined;
-      this.#hand(chunk);
-    }
-    if (this.#paused || this.#holding || this.closed || !this.#endPending) return;
-    this.#endPending = false;
-    const trailers = this.#trailersPending;
-    this.#trailersPending = undefined;
-    if (trailers !== undefined) this.onTrailers(trailers);
-    if (!this.closed) this.onEnd();
-  }
-
-  #closeWith(code: number): void {
-    this.closed = true;
-    this.rstCode = code;
-    this.#pending = undefined;
-    queueMicrotask(() => this.onClose());
-  }
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/** A node-style header object as the codec's flat list: `:status` first, repeated values in order, names lower-case. */
-export function fieldList(headers: OutgoingHttpHeaders): string[] {
-  const fields: string[] = [];
-  const status = headers[":status"];
-  if (status !== undefined) fields.push(":status", String(status));
-  for (const name of Object.keys(headers)) {
-    if (name === ":status") continue;
-    const value = headers[name];
-    if (value === undefined) continue;
-    const lower = name.toLowerCase();
-    if (Array.isArray(value)) for (const one of value) fields.push(lower, String(one));
-    else fields.push(lower, String(value));
-  }
-  return fields;
 }

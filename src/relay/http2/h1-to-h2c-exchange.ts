@@ -1,5 +1,7 @@
 // One HTTP/1.1 request relayed to an h2c app on a stream of the h2c pool (--upstream-protocol h2c): the HTTP/1.1 codec's Transaction on the client side, an h2 stream on the app's.
-import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
+import type { AppStream } from "./app-stream.js";
+import type { H2Connection } from "./codec/h2-connection.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import { parseAbsoluteTarget } from "../../http/request-target.js";
@@ -22,10 +24,8 @@ import { relayedResponseHead, type ResponseFraming } from "../http1/response-hea
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { h1ToH2cHeaders } from "./h2-forward-headers.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { resetStream } from "./http2-module.js";
 import { guardedListener } from "./stream-fault-boundary.js";
 
-const NGHTTP2_FLAG_END_STREAM = 0x1;
 /** How much request body is held while queued or connecting before reading stops (as the HTTP/1.1 exchange). */
 const HELD_BODY_BYTES = 64 * 1024;
 
@@ -38,8 +38,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   readonly #record: RequestRecord;
   #headers: OutgoingHttpHeaders | undefined;
   #queued: QueuedRequest | undefined;
-  #session: ClientHttp2Session | undefined;
-  #upstream: ClientHttp2Stream | undefined;
+  #session: H2Connection | undefined;
+  #upstream: AppStream | undefined;
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   #requestEnded = false;
@@ -113,25 +113,18 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#context.errors.send(this.#request, this, 503, this.#record.requestId, OVERLOADED);
   }
 
-  onSession(session: ClientHttp2Session): void {
+  onSession(session: H2Connection): void {
     this.#waitingForSession = false;
     if (this.#done) return this.#pool.release(session);
     this.#session = session;
     const endStream = this.#requestEnded && this.#pendingBytes === 0;
-    let upstream: ClientHttp2Stream;
-    try {
-      upstream = session.request(this.#headers!, { endStream });
-    } catch (error) {
-      this.#detach();
-      return this.onSessionFailure(error as Error);
-    }
+    const upstream = this.#pool.request(session, this.#headers!, endStream);
     this.#upstream = upstream;
-    upstream.on("response", this.#onResponse);
-    upstream.on("data", this.#onData);
-    upstream.on("end", this.#onEnd);
-    upstream.on("drain", this.#onUpstreamDrain);
-    upstream.on("error", ignore);
-    upstream.on("close", this.#onClose);
+    upstream.onResponse = this.#onResponse;
+    upstream.onData = this.#onData;
+    upstream.onEnd = this.#onEnd;
+    upstream.onDrain = this.#onUpstreamDrain;
+    upstream.onClose = this.#onClose;
     for (const chunk of this.#pending) upstream.write(chunk);
     this.#pending = [];
     if (this.#requestEnded) {
@@ -194,12 +187,12 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detach();
-    if (upstream !== undefined) resetStream(upstream, true);
+    upstream?.reset(true);
     this.#context.observer.upstreamError("timeout");
     this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
   });
 
-  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, flags: number): void => {
+  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, ended: boolean): void => {
     clearTimeout(this.#headTimer);
     if (this.#done) return;
     const status = Number(headers[":status"]);
@@ -213,8 +206,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
       if (Array.isArray(value)) for (const one of value) flat.push(name, one);
       else if (value !== undefined) flat.push(name, String(value));
     }
-    // An h2 answer that ended with its HEADERS has an empty body: said as a length of 0.
-    const ended = (flags & NGHTTP2_FLAG_END_STREAM) !== 0;
+    // An h2 answer that ended with its HEADERS (`ended`) has an empty body: said as a length of 0.
     this.#framing = responseFramingFor(this.#request.method, status, hasContentLength || ended, this.#request.versionMinor);
     if (this.#framing === "length" && !hasContentLength) flat.push("content-length", "0");
     else if (this.#framing === "close") this.#client.closeAfterAnswer();
@@ -259,7 +251,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     const answerBegun = this.#responseStarted;
     const upstream = this.#upstream;
     this.#detach();
-    if (upstream !== undefined) resetStream(upstream, true);
+    upstream?.reset(true);
     if (kind === "duration" && !answerBegun) {
       this.#client.closeAfterAnswer();
       return this.#fail(504, new Error("max request duration reached"), "max request duration reached");
@@ -285,7 +277,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detach();
-    if (upstream !== undefined) resetStream(upstream, true);
+    upstream?.reset(true);
     this.#record.finished(true);
   }
 
@@ -317,5 +309,3 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     sendOwnAnswer(this.#client, this, this.#request, this.#record, this.#statusRecorded, { status, headers, body });
   }
 }
-
-function ignore(): void {}

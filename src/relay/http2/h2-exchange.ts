@@ -1,5 +1,7 @@
 // One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
-import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
+import type { AppStream } from "./app-stream.js";
+import type { H2Connection } from "./codec/h2-connection.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
 import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
@@ -15,7 +17,6 @@ import { relayedH2Fields, relayedH2Headers } from "./h2-response-headers.js";
 import { H2_ERROR } from "./codec/codec-error.js";
 import type { ClientStream } from "./client-stream.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { resetStream } from "./http2-module.js";
 import { guardedListener } from "./stream-fault-boundary.js";
 
 /** What an exchange reads besides its stream: the relay's shared parts and the h2c pool. */
@@ -24,7 +25,6 @@ export interface H2ExchangeParts {
   readonly pool: H2cPool;
 }
 
-const NGHTTP2_FLAG_END_STREAM = 0x1;
 
 /** One per stream; listeners are its own methods, bound once. */
 export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineTarget {
@@ -36,8 +36,8 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   readonly #preRead: Buffer | undefined;
   #headers: OutgoingHttpHeaders = {};
   #queued: QueuedRequest | undefined;
-  #session: ClientHttp2Session | undefined;
-  #upstream: ClientHttp2Stream | undefined;
+  #session: H2Connection | undefined;
+  #upstream: AppStream | undefined;
   #headTimer: NodeJS.Timeout | undefined;
   #trailers: OutgoingHttpHeaders | undefined;
   /** The client's own request trailers, sent on when the app's stream wants them. */
@@ -55,7 +55,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#parts.context.reportFault(error);
     const upstream = this.#upstream;
     this.#detachUpstream();
-    if (upstream !== undefined) resetStream(upstream, true);
+    upstream?.reset(true);
     this.#client.reset(false);
   };
 
@@ -115,35 +115,25 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#failBeforeHead(503, new Error("overloaded"), "overloaded", true);
   }
 
-  onSession(session: ClientHttp2Session): void {
+  onSession(session: H2Connection): void {
     this.#waitingForSession = false;
     if (this.#done) {
       this.#parts.pool.release(session);
       return;
     }
     this.#session = session;
-    let upstream: ClientHttp2Stream;
-    try {
-      const endStream = this.#clientEnded && (this.#preRead === undefined || this.#preRead.length === 0);
-      upstream = session.request(this.#headers, { endStream, waitForTrailers: !endStream });
-    } catch (error) {
-      this.#parts.pool.release(session);
-      this.#session = undefined;
-      this.onSessionFailure(error as Error);
-      return;
-    }
+    const endStream = this.#clientEnded && (this.#preRead === undefined || this.#preRead.length === 0);
+    const upstream = this.#parts.pool.request(session, this.#headers, endStream);
     this.#upstream = upstream;
-    upstream.on("response", this.#onResponse);
-    upstream.on("headers", this.#onInterim);
-    upstream.on("data", this.#onUpstreamData);
-    upstream.on("trailers", this.#onUpstreamTrailers);
-    upstream.on("end", this.#onUpstreamEnd);
-    upstream.on("drain", this.#onUpstreamDrain);
-    upstream.on("wantTrailers", this.#onUpstreamWantsTrailers);
-    upstream.on("error", ignore);
-    upstream.on("close", this.#onUpstreamClose);
+    upstream.onResponse = this.#onResponse;
+    upstream.onInterim = this.#onInterim;
+    upstream.onData = this.#onUpstreamData;
+    upstream.onTrailers = this.#onUpstreamTrailers;
+    upstream.onEnd = this.#onUpstreamEnd;
+    upstream.onDrain = this.#onUpstreamDrain;
+    upstream.onClose = this.#onUpstreamClose;
     if (this.#preRead !== undefined && this.#preRead.length > 0) {
-      if (this.#clientEnded) upstream.end(this.#preRead);
+      if (this.#clientEnded) upstream.end(this.#preRead, this.#requestTrailers);
       else upstream.write(this.#preRead);
       this.#bodyForwarded = true;
     }
@@ -176,16 +166,13 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
-    upstream.end();
+    // The client's trailers came before its end: they end the app's stream (none: an empty DATA with END_STREAM).
+    upstream.end(undefined, this.#requestTrailers);
     if (!this.#responseStarted) this.#awaitHead();
   });
 
   readonly #onClientTrailers = guardedListener(this.#onFault, (fields: readonly string[]): void => {
     this.#requestTrailers = relayedH2Fields(fields);
-  });
-
-  readonly #onUpstreamWantsTrailers = guardedListener(this.#onFault, (): void => {
-    this.#upstream?.sendTrailers(this.#requestTrailers ?? {});
   });
 
   readonly #onUpstreamDrain = guardedListener(this.#onFault, (): void => {
@@ -209,7 +196,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detachUpstream();
-    if (upstream !== undefined) resetStream(upstream, true);
+    upstream?.reset(true);
     this.#parts.context.observer.upstreamError("timeout");
     this.#failBeforeHead(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
   });
@@ -219,11 +206,10 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     if (status > 100 && status < 200 && !this.#client.headersSent) this.#client.additionalHeaders(relayedH2Headers(headers));
   });
 
-  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, flags: number): void => {
+  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, endStream: boolean): void => {
     if (this.#done) return;
     clearTimeout(this.#headTimer);
     this.#responseStarted = true;
-    const endStream = (flags & NGHTTP2_FLAG_END_STREAM) !== 0;
     this.#record.upstreamHead(Number(headers[":status"]));
     const grpcStatus = grpcStatusOf(headers);
     if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
@@ -280,7 +266,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     if (this.#done) return;
     const upstream = this.#upstream;
     this.#detachUpstream();
-    if (upstream !== undefined) resetStream(upstream, true);
+    upstream?.reset(true);
     if (kind === "duration" && !this.#client.headersSent) this.#failBeforeHead(504, new Error("max request duration reached"), "max request duration reached");
     else this.#client.reset(true);
   }
@@ -295,7 +281,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#stopWaiting();
     const upstream = this.#upstream;
     this.#detachUpstream();
-    if (upstream !== undefined) resetStream(upstream, true);
+    upstream?.reset(true);
     this.#record.finished(aborted);
   });
 
@@ -315,5 +301,3 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     answerOwnError(this.#parts.context, this.#client, this.#request, this.#record, status, error, reason, overloaded ? OVERLOADED : undefined);
   }
 }
-
-function ignore(): void {}

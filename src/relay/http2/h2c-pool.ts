@@ -1,12 +1,15 @@
 // Multiplexed h2c sessions to the app: each waits for the app's SETTINGS (closed when they do not come), takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
-import type { ClientHttp2Session } from "node:http2";
-import { connect } from "node:net";
-import { http2 } from "./http2-module.js";
+import type { OutgoingHttpHeaders } from "node:http2";
+import { connect, type Socket } from "node:net";
+import { AppStream } from "./app-stream.js";
+import type { H2Connection, H2ConnectionHandler } from "./codec/h2-connection.js";
+import { connectionOnSocket } from "./codec/socket-binding.js";
+import { fieldList } from "./stream-port.js";
 
 /** Who waits for a session with room for one stream. */
 export interface H2cSessionUser {
-  /** A session with a stream's worth of room, taken for this user; give it back with {@link H2cPool.release}. */
-  onSession(session: ClientHttp2Session): void;
+  /** A connection with a stream's worth of room, taken for this user: open the stream with {@link H2cPool.request}, give it back with {@link H2cPool.release}. */
+  onSession(session: H2Connection): void;
   /** The app could not be reached (refused, reset before SETTINGS, or SETTINGS never came: {@link SETTINGS_TIMEOUT_CODE}). */
   onSessionFailure(error: Error & { code?: string }): void;
 }
@@ -22,6 +25,8 @@ export interface H2cPoolOptions {
    * them, nor the connection, for ever.
    */
   readonly settingsTimeoutMs: number;
+  /** A defect of ours in a stream's callbacks (the codec has reset that stream). */
+  readonly reportFault?: (error: unknown) => void;
 }
 
 /** The error code waiters get when the app's SETTINGS did not come in time (undici's for a connect that took too long: a timeout to the metrics). */
@@ -35,7 +40,8 @@ const SESSION_WINDOW = 4 * 1024 * 1024;
 const SWEEP_INTERVAL_MS = 1_000;
 
 class PooledSession {
-  readonly session: ClientHttp2Session;
+  readonly session: H2Connection;
+  readonly socket: Socket;
   active = 0;
   capacity = INITIAL_CAPACITY;
   /** The app's SETTINGS came. */
@@ -45,9 +51,12 @@ class PooledSession {
   idleSince = 0;
   readonly waiters: H2cSessionUser[] = [];
   settingsTimer: NodeJS.Timeout | undefined;
+  /** The socket's own error (a refused connect): what waiters are told. */
+  socketError: Error | undefined;
 
-  constructor(session: ClientHttp2Session) {
+  constructor(session: H2Connection, socket: Socket) {
     this.session = session;
+    this.socket = socket;
   }
 
   get hasRoom(): boolean {
@@ -59,7 +68,7 @@ class PooledSession {
 export class H2cPool {
   readonly #options: H2cPoolOptions;
   readonly #sessions: PooledSession[] = [];
-  readonly #bySession = new Map<ClientHttp2Session, PooledSession>();
+  readonly #bySession = new Map<H2Connection, PooledSession>();
   #sweeper: NodeJS.Timeout | undefined;
   #now = 0;
 
@@ -67,7 +76,7 @@ export class H2cPool {
     this.#options = options;
   }
 
-  /** Gives `user` a session with room now (synchronously) or once one is ready. */
+  /** Gives `user` a connection with room now (synchronously) or once one is ready. */
   acquire(user: H2cSessionUser): void {
     let pooled: PooledSession | undefined;
     for (const candidate of this.#sessions) {
@@ -85,6 +94,14 @@ export class H2cPool {
     }
   }
 
+  /** Opens a stream on a connection `acquire` gave: its id is taken now. */
+  request(session: H2Connection, headers: OutgoingHttpHeaders, endStream: boolean): AppStream {
+    const stream = session.request(fieldList(headers), endStream, undefined);
+    const port = new AppStream(session, stream);
+    stream.user = port;
+    return port;
+  }
+
   /** `user` no longer waits (its client left, or its own deadline passed): it is never handed a session. */
   forget(user: H2cSessionUser): void {
     for (const pooled of this.#sessions) {
@@ -97,7 +114,7 @@ export class H2cPool {
   }
 
   /** A stream taken with {@link acquire} has closed. */
-  release(session: ClientHttp2Session): void {
+  release(session: H2Connection): void {
     const pooled = this.#bySession.get(session);
     if (pooled === undefined) return;
     pooled.active--;
@@ -106,7 +123,10 @@ export class H2cPool {
 
   /** Closes every session (end of shutdown). */
   close(): void {
-    for (const pooled of this.#sessions.splice(0)) pooled.session.destroy();
+    for (const pooled of this.#sessions.splice(0)) {
+      pooled.session.destroy();
+      pooled.socket.destroy();
+    }
     this.#bySession.clear();
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
@@ -114,37 +134,52 @@ export class H2cPool {
 
   #open(): PooledSession {
     const { host, port } = this.#options;
-    const session = http2().connect(`http://${host.includes(":") ? `[${host}]` : host}:${port}`, {
-      createConnection: () => connect({ host, port, noDelay: true }),
-      settings: { enablePush: false },
+    const socket = connect({ host, port, noDelay: true });
+    let pooled: PooledSession | undefined;
+    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW }, (error) => {
+      if (pooled !== undefined) pooled.socketError ??= error;
     });
-    const pooled = new PooledSession(session);
+    pooled = new PooledSession(connection, socket);
     this.#sessions.push(pooled);
-    this.#bySession.set(session, pooled);
-    session.once("connect", () => session.setLocalWindowSize(SESSION_WINDOW));
-    session.on("remoteSettings", (settings) => {
-      const max = settings.maxConcurrentStreams;
-      pooled.capacity = max === undefined ? MAX_CAPACITY : Math.max(1, Math.min(max, MAX_CAPACITY));
-      if (!pooled.ready) {
-        pooled.ready = true;
-        clearTimeout(pooled.settingsTimer);
-        this.#serveWaiters(pooled);
-      }
-    });
-    pooled.settingsTimer = setTimeout(() => {
+    this.#bySession.set(connection, pooled);
+    const opened = pooled;
+    opened.settingsTimer = setTimeout(() => {
       const error = Object.assign(new Error(`upstream sent no HTTP/2 SETTINGS within ${this.#options.settingsTimeoutMs} ms`), { code: SETTINGS_TIMEOUT_CODE });
-      this.#retire(pooled, error);
-      session.destroy();
+      this.#retire(opened, error);
+      connection.destroy();
+      socket.destroy();
     }, this.#options.settingsTimeoutMs).unref();
-    // The streams above its last id come back to their users closed with REFUSED_STREAM: they send again.
-    session.on("goaway", () => this.#retire(pooled, undefined));
-    session.on("error", (error: Error) => this.#retire(pooled, error));
-    session.on("close", () => {
-      this.#retire(pooled, new Error("upstream closed the connection"));
-      this.#bySession.delete(session);
+    socket.once("close", () => {
+      this.#retire(opened, opened.socketError ?? new Error("upstream closed the connection"));
+      this.#bySession.delete(connection);
     });
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
     return pooled;
+  }
+
+  /** Each connection's handler: its streams' events go to their AppStream; its SETTINGS, GOAWAY and end to the pool. */
+  #handler(pooled: () => PooledSession): H2ConnectionHandler {
+    const port = (stream: { user: unknown }): AppStream | undefined => stream.user as AppStream | undefined;
+    return {
+      onHead: (stream, fields, _neverIndexed, endStream) => port(stream)?.receivedHead(fields, endStream),
+      onOversizedHead: () => {},
+      onData: (stream, data, endStream) => port(stream)?.received(data, endStream),
+      onTrailers: (stream, fields) => port(stream)?.receivedTrailers(fields),
+      onReset: (stream, code) => port(stream)?.wasReset(code),
+      onStreamEnd: (stream) => port(stream)?.completed(),
+      onWritable: (stream) => port(stream)?.onDrain(),
+      onGoaway: () => this.#retire(pooled(), undefined),
+      onClose: (error) => this.#retire(pooled(), error ?? new Error("upstream closed the connection")),
+      onPeerSettings: (maxConcurrentStreams) => {
+        const current = pooled();
+        current.capacity = Math.max(1, Math.min(maxConcurrentStreams, MAX_CAPACITY));
+        if (current.ready) return;
+        current.ready = true;
+        clearTimeout(current.settingsTimer);
+        this.#serveWaiters(current);
+      },
+      onFault: (error) => this.#options.reportFault?.(error),
+    };
   }
 
   /** Hands the ready session to its waiters, as far as the app's limit goes; the rest go elsewhere. */
@@ -178,7 +213,7 @@ export class H2cPool {
     for (const pooled of [...this.#sessions]) {
       if (pooled.ready && pooled.active === 0 && pooled.idleSince < limit) {
         this.#retire(pooled, undefined);
-        pooled.session.close();
+        pooled.session.shutdown();
       }
     }
     if (this.#sessions.length === 0) {

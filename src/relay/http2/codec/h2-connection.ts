@@ -46,6 +46,8 @@ export interface H2ConnectionHandler {
   onGoaway(lastStreamId: number, errorCode: number): void;
   /** The connection is over; `error` when it ended with a connection error (ours or the peer's framing). */
   onClose(error: CodecError | undefined): void;
+  /** The peer's SETTINGS applied (each frame, the first one included): the client side's pool learns its stream limit here. */
+  onPeerSettings?(maxConcurrentStreams: number): void;
   /** An exception of ours thrown from a handler call: reported, its stream reset. */
   onFault(error: unknown): void;
 }
@@ -106,7 +108,7 @@ export class H2Connection implements FrameVisitor {
   readonly #connectionWindow: number;
   /** The peer's settings as they apply now. */
   #peerInitialWindow = DEFAULT_WINDOW;
-  #peerMaxConcurrent = Number.MAX_SAFE_INTEGER;
+  #peerMaxConcurrent = 0xffffffff;
   #sendWindow = DEFAULT_WINDOW;
   #receiveWindow: number;
   #unannouncedConnection = 0;
@@ -315,6 +317,8 @@ export class H2Connection implements FrameVisitor {
     this.#answered();
     this.#writer.settingsAck();
     this.#sendBlocked();
+    const peerMax = this.#peerMaxConcurrent;
+    if (this.#handler.onPeerSettings !== undefined) this.#guard(undefined, () => this.#handler.onPeerSettings!(peerMax));
   }
 
   onSettingsAck(): void {

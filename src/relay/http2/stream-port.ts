@@ -1,0 +1,174 @@
+// One h2 stream of the codec as an exchange uses it, either side: body pieces in (paused at will, the peer's window holding the rest), the end, trailers, the close; body, end and trailers out.
+import type { OutgoingHttpHeaders } from "node:http2";
+import { H2_ERROR } from "./codec/codec-error.js";
+import type { H2Connection } from "./codec/h2-connection.js";
+import type { H2Stream } from "./codec/h2-stream.js";
+
+function ignore(): void {}
+
+/**
+ * The stream's user sets the callbacks it needs: body pieces (while not paused), the peer's end
+ * (after its trailers, if any), room to write again, and the close (completed, or reset either
+ * way: `rstCode` says which). The close is told after the call that caused it returns.
+ */
+export class StreamPort {
+  onData: (chunk: Buffer) => void = ignore;
+  onEnd: () => void = ignore;
+  onDrain: () => void = ignore;
+  onClose: () => void = ignore;
+  /** No more frames either way: completed or reset. */
+  closed = false;
+  /** NO_ERROR for a stream that completed; the RST_STREAM code (either side's) otherwise. */
+  rstCode = H2_ERROR.NO_ERROR as number;
+  /** The peer has sent END_STREAM (its body, if any, has been handed on or is pending). */
+  remoteEnded = false;
+  /** Nothing is handed on while set (the client side, until its stream is routed). */
+  protected holding = false;
+  #paused = false;
+  /** Pieces held while paused (their credit not returned: the peer's window bounds them), then the end. */
+  #pending: Buffer[] | undefined;
+  #endPending = false;
+  #trailersPending: readonly string[] | undefined;
+  #flushing = false;
+
+  constructor(
+    readonly connection: H2Connection,
+    readonly stream: H2Stream,
+  ) {}
+
+  get id(): number {
+    return this.stream.id;
+  }
+
+  /** Stops handing on body pieces: the peer's window fills, and it waits. */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Hands on what was held (after the caller returns) and then each piece as it comes. */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    this.deliverLater();
+  }
+
+  /** Body octets; false when they wait for the peer's window: `onDrain` says when to go on. */
+  write(chunk: Buffer): boolean {
+    if (this.closed) return true;
+    return this.connection.sendData(this.stream, chunk, false);
+  }
+
+  /** Ends our side (after `chunk`), or with trailers. */
+  end(chunk?: Buffer, trailers?: OutgoingHttpHeaders): void {
+    if (this.closed) return;
+    if (trailers !== undefined) {
+      if (chunk !== undefined && chunk.length > 0) this.connection.sendData(this.stream, chunk, false);
+      this.connection.sendTrailers(this.stream, fieldList(trailers));
+      return;
+    }
+    this.connection.sendData(this.stream, chunk ?? EMPTY, true);
+  }
+
+  /** RST_STREAM: CANCEL (`cancel`) or INTERNAL_ERROR; nothing more is sent or handed on. */
+  reset(cancel: boolean): void {
+    if (this.closed) return;
+    const code = cancel ? H2_ERROR.CANCEL : H2_ERROR.INTERNAL_ERROR;
+    this.connection.reset(this.stream, code);
+    this.closeWith(code);
+  }
+
+  // ---- what the connection's handler tells ----
+
+  /** A body piece from the peer (a view into the socket's read). */
+  received(chunk: Buffer, endStream: boolean): void {
+    if (this.closed) return;
+    if (endStream) this.remoteEnded = true;
+    if (this.holding || this.#paused || this.#pending !== undefined || this.#flushing) {
+      if (chunk.length > 0) (this.#pending ??= []).push(chunk);
+      if (endStream) this.#endPending = true;
+      return;
+    }
+    if (chunk.length > 0) this.#hand(chunk);
+    if (endStream && !this.closed) this.onEnd();
+  }
+
+  /** The peer's trailers: its side ends with them. */
+  receivedTrailers(fields: readonly string[]): void {
+    if (this.closed) return;
+    this.remoteEnded = true;
+    if (this.holding || this.#paused || this.#pending !== undefined || this.#flushing) {
+      this.#trailersPending = [...fields];
+      this.#endPending = true;
+      return;
+    }
+    this.deliverTrailers(fields);
+    if (!this.closed) this.onEnd();
+  }
+
+  /** Reset by the peer, by a stream error, or by the connection's end. */
+  wasReset(code: number): void {
+    if (this.closed) return;
+    this.closeWith(code);
+  }
+
+  /** Both sides ended. */
+  completed(): void {
+    if (this.closed) return;
+    this.closeWith(H2_ERROR.NO_ERROR);
+  }
+
+  /** Hands on the peer's trailers (the client's or the app's, in each side's form). */
+  protected deliverTrailers(_fields: readonly string[]): void {}
+
+  protected deliverLater(): void {
+    if (this.holding || this.#paused || this.#flushing) return;
+    if (this.#pending === undefined && !this.#endPending) return;
+    this.#flushing = true;
+    queueMicrotask(() => this.#deliverPending());
+  }
+
+  protected closeWith(code: number): void {
+    this.closed = true;
+    this.rstCode = code;
+    this.#pending = undefined;
+    queueMicrotask(() => this.onClose());
+  }
+
+  #hand(chunk: Buffer): void {
+    this.connection.consume(this.stream, chunk.length);
+    this.onData(chunk);
+  }
+
+  #deliverPending(): void {
+    this.#flushing = false;
+    while (!this.#paused && !this.holding && !this.closed && this.#pending !== undefined) {
+      const chunk = this.#pending.shift()!;
+      if (this.#pending.length === 0) this.#pending = undefined;
+      this.#hand(chunk);
+    }
+    if (this.#paused || this.holding || this.closed || !this.#endPending) return;
+    this.#endPending = false;
+    const trailers = this.#trailersPending;
+    this.#trailersPending = undefined;
+    if (trailers !== undefined) this.deliverTrailers(trailers);
+    if (!this.closed) this.onEnd();
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** A node-style header object as the codec's flat list: `:status` first, repeated values in order, names lower-case. */
+export function fieldList(headers: OutgoingHttpHeaders): string[] {
+  const fields: string[] = [];
+  const status = headers[":status"];
+  if (status !== undefined) fields.push(":status", String(status));
+  for (const name of Object.keys(headers)) {
+    if (name === ":status") continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (Array.isArray(value)) for (const one of value) fields.push(lower, String(one));
+    else fields.push(lower, String(value));
+  }
+  return fields;
+}
