@@ -25,7 +25,6 @@ export interface H2ExchangeParts {
   readonly pool: H2cPool;
 }
 
-
 /** One per stream; listeners are its own methods, bound once. */
 export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineTarget {
   readonly #parts: H2ExchangeParts;
@@ -40,7 +39,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   #upstream: AppStream | undefined;
   #headTimer: NodeJS.Timeout | undefined;
   #trailers: OutgoingHttpHeaders | undefined;
-  /** The client's own request trailers, sent on when the app's stream wants them. */
+  /** The client's own request trailers, which end the app's stream. */
   #requestTrailers: OutgoingHttpHeaders | undefined;
   #clientEnded: boolean;
   #bodyForwarded = false;
