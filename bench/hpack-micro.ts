@@ -3,9 +3,9 @@
 // The nghttp2 column needs a C compiler and libnghttp2-dev (bench/hpack-nghttp2.c is built into dist/); without them it is left out, with the reason printed.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { ByteBuffer } from "../src/relay/http2/codec/byte-buffer.js";
-import { HpackDecoder } from "../src/relay/http2/codec/hpack-decoder.js";
-import { HpackEncoder } from "../src/relay/http2/codec/hpack-encoder.js";
+import { ByteBuffer } from "../src/h2-codec/byte-buffer.js";
+import { HpackDecoder } from "../src/h2-codec/hpack-decoder.js";
+import { HpackEncoder } from "../src/h2-codec/hpack-encoder.js";
 
 const LISTS = 1024;
 const PASSES = Number(process.env.HPACK_BENCH_PASSES ?? 200);

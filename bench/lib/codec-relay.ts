@@ -1,8 +1,8 @@
-// A proxy made of src/relay/http2/codec alone, both sides, nothing of the product around it (no admission, record or log): the codec's floor in bench section 7, and its real-peer test.
+// A proxy made of src/h2-codec alone, both sides, nothing of the product around it (no admission, record or log): the codec's floor in bench section 7, and its real-peer test.
 import net from "node:net";
-import type { H2Connection, H2ConnectionHandler } from "../../src/relay/http2/codec/h2-connection.js";
-import type { H2Stream } from "../../src/relay/http2/codec/h2-stream.js";
-import { connectionOnSocket } from "../../src/relay/http2/codec/socket-binding.js";
+import type { H2Connection, H2ConnectionHandler } from "../../src/h2-codec/h2-connection.js";
+import type { H2Stream } from "../../src/h2-codec/h2-stream.js";
+import { connectionOnSocket } from "../../src/h2-codec/socket-binding.js";
 
 const clock = performance.now.bind(performance);
 const ignore = (): void => {};

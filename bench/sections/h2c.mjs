@@ -28,7 +28,7 @@ function contenders({ binary, baseline, runtime, here }) {
     { key: "node", name: NODE, start: (options) => startNodeH2Proxy({ ...options, runtime, here }) },
     // How cheap a proxy on node:http2 can be: the floor under readiness-proxy's h2 rows.
     { key: "floor", name: FLOOR, start: (options) => startNodeH2Floor({ ...options, runtime, here }) },
-    // The same without node:http2: src/relay/http2/codec on both sides (issue 38), before the product rides it.
+    // The same without node:http2: src/h2-codec on both sides (issue 38), before the product rides it.
     { key: "codec", name: CODEC, start: (options) => startCodecH2Floor({ ...options, runtime, here }) },
     { key: "oursH2c", name: H2_OURS, ours: true, start: (options) => startH2ReadinessProxy({ ...options, binary, protocol: "h2c" }) },
     { key: "oursAuto", name: H2_OURS_AUTO, ours: true, start: (options) => startH2ReadinessProxy({ ...options, binary, protocol: "auto" }) },

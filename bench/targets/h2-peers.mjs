@@ -40,7 +40,7 @@ export function startNodeH2Floor({ runtime, here, port, upstreamUrl }) {
 }
 
 /**
- * bench/targets/codec-h2-floor.ts, bundled by esbuild (from this checkout's src/relay/http2/codec),
+ * bench/targets/codec-h2-floor.ts, bundled by esbuild (from this checkout's src/h2-codec),
  * on the runtime the binary embeds: our own codec on both sides with nothing of the product around it.
  */
 export function startCodecH2Floor({ runtime, here, port, upstreamUrl }) {

@@ -8,9 +8,9 @@ import { frameMessage, isFramingError, unframeUnary } from "../grpc/message-fram
 import { WireFormatError } from "../grpc/protobuf-wire.js";
 import { VERSION } from "../version.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
-import type { H2Connection, H2ConnectionHandler } from "../relay/http2/codec/h2-connection.js";
-import { connectionOnSocket } from "../relay/http2/codec/socket-binding.js";
-import { H2_ERROR } from "../relay/http2/codec/codec-error.js";
+import type { H2Connection, H2ConnectionHandler } from "../h2-codec/h2-connection.js";
+import { connectionOnSocket } from "../h2-codec/socket-binding.js";
+import { H2_ERROR } from "../h2-codec/codec-error.js";
 
 export interface GrpcHealthProbeOptions {
   /** `http://host:port` of the server asked. */

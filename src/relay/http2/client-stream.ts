@@ -1,8 +1,8 @@
 // One client's h2 stream on the listener, as the exchanges and local answers use it: the codec's server side (stream-port.ts) with the answer's heads, and held until routed.
 import type { OutgoingHttpHeaders } from "node:http2";
-import { H2_ERROR } from "./codec/codec-error.js";
-import type { H2Connection } from "./codec/h2-connection.js";
-import type { H2Stream } from "./codec/h2-stream.js";
+import { H2_ERROR } from "../../h2-codec/codec-error.js";
+import type { H2Connection } from "../../h2-codec/h2-connection.js";
+import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { fieldList, StreamPort } from "./stream-port.js";
 import { httpDate } from "../http-date.js";
 

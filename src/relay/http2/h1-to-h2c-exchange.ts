@@ -1,7 +1,7 @@
 // One HTTP/1.1 request relayed to an h2c app on a stream of the h2c pool (--upstream-protocol h2c): the HTTP/1.1 codec's Transaction on the client side, an h2 stream on the app's.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
 import type { AppStream } from "./app-stream.js";
-import type { H2Connection } from "./codec/h2-connection.js";
+import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import { parseAbsoluteTarget } from "../../http/request-target.js";

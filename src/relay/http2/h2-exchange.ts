@@ -1,7 +1,7 @@
 // One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
 import type { AppStream } from "./app-stream.js";
-import type { H2Connection } from "./codec/h2-connection.js";
+import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
 import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
@@ -14,7 +14,7 @@ import { upstreamH2Headers } from "./h2-forward-headers.js";
 import { answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { relayedH2Fields, relayedH2Headers } from "./h2-response-headers.js";
-import { H2_ERROR } from "./codec/codec-error.js";
+import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { ClientStream } from "./client-stream.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 import { guardedListener } from "./stream-fault-boundary.js";

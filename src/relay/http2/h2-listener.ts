@@ -1,9 +1,9 @@
 // The h2c side of the one listener on our own codec: its connections and limits (CONTRACT §13), each request's checks before routing, the idle close, the head deadline, the drain and the connection age.
 import type { Socket } from "node:net";
-import { H2_ERROR } from "./codec/codec-error.js";
-import type { H2Connection, H2ConnectionHandler } from "./codec/h2-connection.js";
-import type { H2Stream } from "./codec/h2-stream.js";
-import { connectionOnSocket } from "./codec/socket-binding.js";
+import { H2_ERROR } from "../../h2-codec/codec-error.js";
+import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
+import type { H2Stream } from "../../h2-codec/h2-stream.js";
+import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { ClientStream } from "./client-stream.js";
 import { routeStream, type H2RoutingParts } from "./h2-routing.js";
 import { H2Request } from "./h2-request.js";

@@ -14,7 +14,7 @@ import { http1RequestHead } from "./h2-forward-headers.js";
 import { answerOwnError } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { h1ToH2Headers } from "./h2-response-headers.js";
-import { H2_ERROR } from "./codec/codec-error.js";
+import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { ClientStream } from "./client-stream.js";
 import { guardedListener } from "./stream-fault-boundary.js";
 

@@ -2,8 +2,8 @@
 import type { OutgoingHttpHeaders } from "node:http2";
 import { connect, type Socket } from "node:net";
 import { AppStream } from "./app-stream.js";
-import type { H2Connection, H2ConnectionHandler } from "./codec/h2-connection.js";
-import { connectionOnSocket } from "./codec/socket-binding.js";
+import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
+import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { fieldList } from "./stream-port.js";
 
 /** Who waits for a session with room for one stream. */

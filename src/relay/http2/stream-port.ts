@@ -1,8 +1,8 @@
 // One h2 stream of the codec as an exchange uses it, either side: body pieces in (paused at will, the peer's window holding the rest), the end, trailers, the close; body, end and trailers out.
 import type { OutgoingHttpHeaders } from "node:http2";
-import { H2_ERROR } from "./codec/codec-error.js";
-import type { H2Connection } from "./codec/h2-connection.js";
-import type { H2Stream } from "./codec/h2-stream.js";
+import { H2_ERROR } from "../../h2-codec/codec-error.js";
+import type { H2Connection } from "../../h2-codec/h2-connection.js";
+import type { H2Stream } from "../../h2-codec/h2-stream.js";
 
 function ignore(): void {}
 

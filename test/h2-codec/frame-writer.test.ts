@@ -1,9 +1,9 @@
 // The frame writer's output read back by the frame reader: every builder, HEADERS split into CONTINUATION, DATA split and large payloads referenced, not copied.
 import t from "tap";
-import { FrameReader } from "../../../../src/relay/http2/codec/frame-reader.js";
-import { FrameWriter } from "../../../../src/relay/http2/codec/frame-writer.js";
-import { DECODED, HpackDecoder } from "../../../../src/relay/http2/codec/hpack-decoder.js";
-import { HpackEncoder } from "../../../../src/relay/http2/codec/hpack-encoder.js";
+import { FrameReader } from "../../src/h2-codec/frame-reader.js";
+import { FrameWriter } from "../../src/h2-codec/frame-writer.js";
+import { DECODED, HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
+import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 import { FrameLog } from "./frame-log.js";
 
 /** Reads what the writer flushed, one frame header at a time, for the frame types and lengths. */

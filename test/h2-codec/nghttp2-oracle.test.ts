@@ -5,11 +5,11 @@ import http2 from "node:http2";
 import net from "node:net";
 import { once } from "node:events";
 import t from "tap";
-import { FrameReader } from "../../../../src/relay/http2/codec/frame-reader.js";
-import { CLIENT_PREFACE, SETTING } from "../../../../src/relay/http2/codec/frame-types.js";
-import { FrameWriter } from "../../../../src/relay/http2/codec/frame-writer.js";
-import { DECODED, HpackDecoder } from "../../../../src/relay/http2/codec/hpack-decoder.js";
-import { HpackEncoder } from "../../../../src/relay/http2/codec/hpack-encoder.js";
+import { FrameReader } from "../../src/h2-codec/frame-reader.js";
+import { CLIENT_PREFACE, SETTING } from "../../src/h2-codec/frame-types.js";
+import { FrameWriter } from "../../src/h2-codec/frame-writer.js";
+import { DECODED, HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
+import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 import { FrameLog } from "./frame-log.js";
 
 const runs = Number(process.env.NGHTTP2_FUZZ_RUNS ?? (process.env.FUZZ_RUNS !== undefined ? Math.ceil(Number(process.env.FUZZ_RUNS) / 100) : 60));

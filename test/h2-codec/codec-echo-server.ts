@@ -1,9 +1,9 @@
 // A server made of the codec's connection alone, for conformance and flood tests: every request is answered 200 with a small body once its own body has ended.
 import net from "node:net";
-import type { H2ConnectionHandler } from "../../../../src/relay/http2/codec/h2-connection.js";
-import { connectionOnSocket } from "../../../../src/relay/http2/codec/socket-binding.js";
-import type { H2Stream } from "../../../../src/relay/http2/codec/h2-stream.js";
-import type { CodecError } from "../../../../src/relay/http2/codec/codec-error.js";
+import type { H2ConnectionHandler } from "../../src/h2-codec/h2-connection.js";
+import { connectionOnSocket } from "../../src/h2-codec/socket-binding.js";
+import type { H2Stream } from "../../src/h2-codec/h2-stream.js";
+import type { CodecError } from "../../src/h2-codec/codec-error.js";
 
 /** What the server saw, for the tests to assert on. */
 export interface EchoServerLog {

@@ -1,5 +1,5 @@
 // The session differential's verdict on one case: what the codec let reach the app that nghttp2 kept from it (a failure), and the other differences by class (counted).
-import { FLAG, FRAME } from "../h2-frames.js";
+import { FLAG, FRAME } from "../relay/http2/h2-frames.js";
 import type { Answer } from "./session-client.js";
 import type { Mutation } from "./session-mutations.js";
 import type { FrameSpec } from "./session-script.js";

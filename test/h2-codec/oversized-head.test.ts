@@ -1,7 +1,7 @@
 // A request head past the 16 KiB list: answered 431 on its stream as the relay does today, the connection and its other streams unharmed.
 import t from "tap";
-import { HpackDecoder } from "../../../../src/relay/http2/codec/hpack-decoder.js";
-import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame } from "../h2-frames.js";
+import { HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
+import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame } from "../relay/http2/h2-frames.js";
 import { runCase } from "./session-client.js";
 import { startEchoServer } from "./codec-echo-server.js";
 

@@ -1,6 +1,6 @@
 // The request checks where nghttp2 (what node:http2 served before the codec) refuses and the codec took the request: each list found by the session differential.
 import t from "tap";
-import { checkRequestHead, checkTrailers, MessageFacts } from "../../../../src/relay/http2/codec/message-checks.js";
+import { checkRequestHead, checkTrailers, MessageFacts } from "../../src/h2-codec/message-checks.js";
 
 const base = [":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.test"];
 const withField = (name: string, value: string) => [...base, name, value];

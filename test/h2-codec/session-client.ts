@@ -1,7 +1,7 @@
 // The session differential's client: writes one case's bytes to a server in the given pieces, a PING last, and reads the answer frames until the PING's ACK, the close or the bound.
 import net from "node:net";
 import { once } from "node:events";
-import { FLAG, FRAME, FrameReader, frame, frameContent, staticStatusOf } from "../h2-frames.js";
+import { FLAG, FRAME, FrameReader, frame, frameContent, staticStatusOf } from "../relay/http2/h2-frames.js";
 
 /** What came back on one connection. */
 export interface Answer {

@@ -1,5 +1,5 @@
 // A FrameVisitor that writes down what the frame reader hands on, DATA pieces of a stream joined, so readings of differently split input compare equal.
-import type { FrameVisitor } from "../../../../src/relay/http2/codec/frame-reader.js";
+import type { FrameVisitor } from "../../src/h2-codec/frame-reader.js";
 
 /** One event as recorded: the kind, the stream and the frame's facts as plain values. */
 export type FrameEvent = readonly [kind: string, streamId: number, ...facts: (string | number | boolean)[]];

@@ -1,4 +1,4 @@
-// One python3-hpack process per test file as a reference HPACK codec, asked over JSON lines (test/relay/http2/codec/hpack-oracle.py).
+// One python3-hpack process per test file as a reference HPACK codec, asked over JSON lines (test/h2-codec/hpack-oracle.py).
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";

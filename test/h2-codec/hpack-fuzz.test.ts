@@ -2,10 +2,10 @@
 // HPACK_FUZZ_RUNS (default 300 per property) in every test run, FUZZ_RUNS / 10 for `make fuzz` (each case is a connection of up to 10 blocks); replay a failure with HPACK_FUZZ_SEED and HPACK_FUZZ_PATH.
 import fc from "fast-check";
 import t from "tap";
-import { ByteBuffer } from "../../../../src/relay/http2/codec/byte-buffer.js";
-import { CodecError } from "../../../../src/relay/http2/codec/codec-error.js";
-import { DECODED, HpackDecoder } from "../../../../src/relay/http2/codec/hpack-decoder.js";
-import { HpackEncoder } from "../../../../src/relay/http2/codec/hpack-encoder.js";
+import { ByteBuffer } from "../../src/h2-codec/byte-buffer.js";
+import { CodecError } from "../../src/h2-codec/codec-error.js";
+import { DECODED, HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
+import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 import { connection, mutate, mutation, type Step } from "./hpack-fuzz-lists.js";
 import { HpackOracle, pythonHpack, type OracleDecoded } from "./hpack-oracle.js";
 

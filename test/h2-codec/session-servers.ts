@@ -2,8 +2,8 @@
 import http2 from "node:http2";
 import net from "node:net";
 import { once } from "node:events";
-import type { H2ConnectionHandler } from "../../../../src/relay/http2/codec/h2-connection.js";
-import { connectionOnSocket } from "../../../../src/relay/http2/codec/socket-binding.js";
+import type { H2ConnectionHandler } from "../../src/h2-codec/h2-connection.js";
+import { connectionOnSocket } from "../../src/h2-codec/socket-binding.js";
 
 /** What one stream's app saw: the header list as received, the body octets, and whether the request ended (END_STREAM or trailers). */
 export interface AppStream {

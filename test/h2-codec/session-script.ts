@@ -1,8 +1,8 @@
 // Valid client sessions for the session differential: requests of random fields, bodies, padding, CONTINUATION splits and trailers, interleaved with control frames, rendered to frames.
 import fc from "fast-check";
-import { ByteBuffer } from "../../../../src/relay/http2/codec/byte-buffer.js";
-import { HpackEncoder } from "../../../../src/relay/http2/codec/hpack-encoder.js";
-import { FLAG, FRAME, PREFACE, encodeField, frame, type FieldForm } from "../h2-frames.js";
+import { ByteBuffer } from "../../src/h2-codec/byte-buffer.js";
+import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
+import { FLAG, FRAME, PREFACE, encodeField, frame, type FieldForm } from "../relay/http2/h2-frames.js";
 
 export type Field = [name: string, value: string];
 

@@ -5,8 +5,8 @@ import type { AddressInfo, Server } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import t, { type Test } from "tap";
-import { startCodecRelay } from "../../../../bench/lib/codec-relay.js";
-import { grpcioMissing, startGrpcApp, startGrpcClient, SYSTEM_PYTHON } from "../../../helpers/grpc-app.js";
+import { startCodecRelay } from "../../bench/lib/codec-relay.js";
+import { grpcioMissing, startGrpcApp, startGrpcClient, SYSTEM_PYTHON } from "../helpers/grpc-app.js";
 
 const run = promisify(execFile);
 const missing = (command: string) => (spawnSync("sh", ["-c", `command -v ${command}`]).status === 0 ? false : `needs ${command}`);
@@ -61,7 +61,7 @@ t.test("h2load: 3,000 requests on 10 connections × 10 streams, none failed", { 
 t.test("grpcio: unary calls and a Watch stream through the codec on both sides", { skip: grpcioMissing() }, async (t) => {
   const app = await startGrpcApp(t);
   const port = await relayTo(t, app.port);
-  const calls = spawn(SYSTEM_PYTHON, ["-u", join(import.meta.dirname, "../../../helpers/grpc-calls.py"), `127.0.0.1:${port}`, "100", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+  const calls = spawn(SYSTEM_PYTHON, ["-u", join(import.meta.dirname, "../helpers/grpc-calls.py"), `127.0.0.1:${port}`, "100", "0"], { stdio: ["ignore", "pipe", "pipe"] });
   let said = "";
   calls.stdout.on("data", (chunk: Buffer) => (said += chunk.toString()));
   await new Promise((resolve) => calls.once("exit", resolve));

@@ -1,8 +1,8 @@
 // RFC 7541 Appendix C through our encoder and decoder, byte for byte both ways, with the dynamic table's size after each block.
 import t from "tap";
-import { ByteBuffer } from "../../../../src/relay/http2/codec/byte-buffer.js";
-import { DECODED, HpackDecoder } from "../../../../src/relay/http2/codec/hpack-decoder.js";
-import { HpackEncoder } from "../../../../src/relay/http2/codec/hpack-encoder.js";
+import { ByteBuffer } from "../../src/h2-codec/byte-buffer.js";
+import { DECODED, HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
+import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 import { EXAMPLE_FIELDS, EXAMPLE_SEQUENCES } from "./hpack-rfc-examples.js";
 
 /** The size update announcing a 256-octet table (31 + 225 as an integer with a 5-bit prefix): the examples assume both sides start there. */

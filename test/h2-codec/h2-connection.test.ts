@@ -1,7 +1,7 @@
 // The codec's connection, server and client side, on an in-memory transport: stream states, flow control per hop, §8 message checks, flood budgets, faults.
 import t from "tap";
-import { H2_ERROR } from "../../../../src/relay/http2/codec/codec-error.js";
-import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame, type HeaderField } from "../h2-frames.js";
+import { H2_ERROR } from "../../src/h2-codec/codec-error.js";
+import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame, type HeaderField } from "../relay/http2/h2-frames.js";
 import { ConnectionUnderTest } from "./connection-under-test.js";
 
 const GET: HeaderField[] = [

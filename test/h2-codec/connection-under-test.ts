@@ -1,8 +1,8 @@
 // The codec's connection on an in-memory transport, for tests: frames in as bytes, frames out parsed, every handler call recorded, the clock in the test's hands.
-import { H2Connection, type H2ConnectionHandler, type H2Transport } from "../../../../src/relay/http2/codec/h2-connection.js";
-import type { H2Stream } from "../../../../src/relay/http2/codec/h2-stream.js";
-import { HpackDecoder } from "../../../../src/relay/http2/codec/hpack-decoder.js";
-import { FrameReader, FRAME, type Frame } from "../h2-frames.js";
+import { H2Connection, type H2ConnectionHandler, type H2Transport } from "../../src/h2-codec/h2-connection.js";
+import type { H2Stream } from "../../src/h2-codec/h2-stream.js";
+import { HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
+import { FrameReader, FRAME, type Frame } from "../relay/http2/h2-frames.js";
 
 /** A transport whose output the test reads, and whose backlog the test sets (a peer that does not read). */
 export class MemoryTransport implements H2Transport {

@@ -1,6 +1,6 @@
 // Mutations of a valid client session for the differential: invalid fields (RFC 9113 §8), bad stream ids, lengths, flags and HPACK, reordered, dropped or repeated frames.
 import fc from "fast-check";
-import { FLAG, FRAME } from "../h2-frames.js";
+import { FLAG, FRAME } from "../relay/http2/h2-frames.js";
 import type { Field, FrameSpec, Request, Script } from "./session-script.js";
 
 /** One mutation: its kind names the class of the case; `at` picks the request or frame, `arg` the variant. */

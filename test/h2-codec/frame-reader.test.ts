@@ -1,9 +1,9 @@
 // The frame reader, table-driven: each frame type read, and each RFC 9113 frame rule refused with its code.
 import t from "tap";
-import { CodecError, type CodecErrorCode } from "../../../../src/relay/http2/codec/codec-error.js";
-import { FrameReader, type FrameReaderOptions } from "../../../../src/relay/http2/codec/frame-reader.js";
-import { CLIENT_PREFACE } from "../../../../src/relay/http2/codec/frame-types.js";
-import { FLAG, FRAME, frame, settingsFrame } from "../h2-frames.js";
+import { CodecError, type CodecErrorCode } from "../../src/h2-codec/codec-error.js";
+import { FrameReader, type FrameReaderOptions } from "../../src/h2-codec/frame-reader.js";
+import { CLIENT_PREFACE } from "../../src/h2-codec/frame-types.js";
+import { FLAG, FRAME, frame, settingsFrame } from "../relay/http2/h2-frames.js";
 import { FrameLog, type FrameEvent } from "./frame-log.js";
 
 const SETTINGS = settingsFrame([]);

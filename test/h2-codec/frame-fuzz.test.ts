@@ -2,11 +2,11 @@
 // FRAME_FUZZ_RUNS (default 2000 per property) in every test run, FUZZ_RUNS for `make fuzz`; replay a failure with FRAME_FUZZ_SEED and FRAME_FUZZ_PATH.
 import fc from "fast-check";
 import t from "tap";
-import { CodecError } from "../../../../src/relay/http2/codec/codec-error.js";
-import { FrameReader } from "../../../../src/relay/http2/codec/frame-reader.js";
-import { CLIENT_PREFACE } from "../../../../src/relay/http2/codec/frame-types.js";
-import { cuts, piecesOf } from "../../request-fuzz.js";
-import { FLAG, FRAME, frame, settingsFrame } from "../h2-frames.js";
+import { CodecError } from "../../src/h2-codec/codec-error.js";
+import { FrameReader } from "../../src/h2-codec/frame-reader.js";
+import { CLIENT_PREFACE } from "../../src/h2-codec/frame-types.js";
+import { cuts, piecesOf } from "../relay/request-fuzz.js";
+import { FLAG, FRAME, frame, settingsFrame } from "../relay/http2/h2-frames.js";
 import { FrameLog, type FrameEvent } from "./frame-log.js";
 import { mutate, mutation } from "./hpack-fuzz-lists.js";
 

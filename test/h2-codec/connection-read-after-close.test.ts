@@ -1,7 +1,7 @@
 // Once the connection is over, the rest of the socket read is not read: no handler call after onClose, no write after the transport's end.
 import t from "tap";
-import { H2Connection, type H2ConnectionHandler, type H2Transport } from "../../../../src/relay/http2/codec/h2-connection.js";
-import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame } from "../h2-frames.js";
+import { H2Connection, type H2ConnectionHandler, type H2Transport } from "../../src/h2-codec/h2-connection.js";
+import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame } from "../relay/http2/h2-frames.js";
 
 /** Records the transport's and the handler's calls in one order. */
 function recorder(): { events: string[]; transport: H2Transport; handler: H2ConnectionHandler } {

@@ -1,9 +1,9 @@
 // The HPACK decoder's refusals, one per rule, each a COMPRESSION_ERROR CodecError; and a refused list that leaves the table in sync.
 import t from "tap";
-import { ByteBuffer } from "../../../../src/relay/http2/codec/byte-buffer.js";
-import { CodecError } from "../../../../src/relay/http2/codec/codec-error.js";
-import { DECODED, HpackDecoder, type HpackDecoderOptions } from "../../../../src/relay/http2/codec/hpack-decoder.js";
-import { HpackEncoder } from "../../../../src/relay/http2/codec/hpack-encoder.js";
+import { ByteBuffer } from "../../src/h2-codec/byte-buffer.js";
+import { CodecError } from "../../src/h2-codec/codec-error.js";
+import { DECODED, HpackDecoder, type HpackDecoderOptions } from "../../src/h2-codec/hpack-decoder.js";
+import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 
 interface BadBlock {
   readonly name: string;
