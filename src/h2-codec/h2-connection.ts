@@ -227,7 +227,7 @@ export class H2Connection implements FrameVisitor {
 
   /** Server side: the response head (1xx ones too: `endStream` false, and more heads may follow). */
   respond(stream: H2Stream, fields: readonly string[], endStream: boolean, neverIndexed?: readonly number[]): void {
-    if (this.#closed || stream.localEnded || !this.streams.has(stream.id)) return;
+    if (!this.#canSend(stream)) return;
     this.#writer.headers(stream.id, fields, endStream, this.#encoder, neverIndexed);
     if (endStream) this.#endLocal(stream);
     this.#scheduleFlush();
@@ -238,11 +238,8 @@ export class H2Connection implements FrameVisitor {
    * stream; false means it waits: stop reading the source until `onWritable`.
    */
   sendData(stream: H2Stream, data: Buffer, endStream: boolean): boolean {
-    if (this.#closed || stream.localEnded || !this.streams.has(stream.id)) return true;
-    if (data.length > 0) {
-      stream.queue.push(data);
-      stream.queuedOctets += data.length;
-    }
+    if (!this.#canSend(stream)) return true;
+    if (data.length > 0) stream.queue.push(data);
     stream.queuedEnd = endStream;
     this.#sendQueued(stream);
     this.#scheduleFlush();
@@ -253,18 +250,22 @@ export class H2Connection implements FrameVisitor {
 
   /** Sends trailers, ending the stream (after any queued data). */
   sendTrailers(stream: H2Stream, fields: readonly string[]): void {
-    if (this.#closed || stream.localEnded || !this.streams.has(stream.id)) return;
+    if (!this.#canSend(stream)) return;
     stream.queuedTrailers = fields;
     this.#sendQueued(stream);
     this.#scheduleFlush();
   }
 
+  /** The stream is ours to send on still: in the table, our side not ended, the connection up. */
+  #canSend(stream: H2Stream): boolean {
+    return !this.#closed && !stream.localEnded && this.streams.get(stream.id) === stream;
+  }
+
   /** Ends a stream with RST_STREAM (`errorCode`, RFC 9113 §7); its user hears nothing more of it. */
   reset(stream: H2Stream, errorCode: number): void {
     if (this.#closed || this.streams.get(stream.id) !== stream) return;
-    this.#writer.rstStream(stream.id, errorCode);
+    this.#sendReset(stream.id, errorCode);
     this.#forget(stream);
-    this.#recentlyReset.add(stream.id);
     this.#scheduleFlush();
     this.#closeIfDone();
   }
@@ -453,8 +454,7 @@ export class H2Connection implements FrameVisitor {
     if (this.#goawaySent) return; // above the GOAWAY's last id (RFC 9113 §6.8): ignored
     if (this.streams.size >= this.#maxConcurrent) {
       this.#glitch();
-      this.#writer.rstStream(streamId, H2_ERROR.REFUSED_STREAM);
-      this.#recentlyReset.add(streamId);
+      this.#sendReset(streamId, H2_ERROR.REFUSED_STREAM);
       return;
     }
     const stream = new H2Stream(streamId, this.#peerInitialWindow, this.#streamWindow);
@@ -498,10 +498,15 @@ export class H2Connection implements FrameVisitor {
   #streamError(streamId: number, errorCode: number): void {
     this.#glitch();
     this.#answered();
-    this.#writer.rstStream(streamId, errorCode);
-    this.#recentlyReset.add(streamId);
+    this.#sendReset(streamId, errorCode);
     const stream = this.streams.get(streamId);
     if (stream !== undefined) this.#resetForUser(stream, errorCode, false);
+  }
+
+  /** RST_STREAM out; the peer's frames for the stream may still be on their way, and are ignored. */
+  #sendReset(streamId: number, errorCode: number): void {
+    this.#writer.rstStream(streamId, errorCode);
+    this.#recentlyReset.add(streamId);
   }
 
   /** One more answer the peer made us queue; the count starts again whenever the socket has taken everything. */
@@ -567,8 +572,7 @@ export class H2Connection implements FrameVisitor {
     } catch (error) {
       this.#handler.onFault(error);
       if (stream !== undefined && this.streams.get(stream.id) === stream) {
-        this.#writer.rstStream(stream.id, H2_ERROR.INTERNAL_ERROR);
-        this.#recentlyReset.add(stream.id);
+        this.#sendReset(stream.id, H2_ERROR.INTERNAL_ERROR);
         this.#resetForUser(stream, H2_ERROR.INTERNAL_ERROR, false);
       }
     }
@@ -587,7 +591,6 @@ export class H2Connection implements FrameVisitor {
       const piece = head.length <= allowed ? head : head.subarray(0, allowed);
       if (piece === head) queue.shift();
       else queue[0] = head.subarray(allowed);
-      stream.queuedOctets -= piece.length;
       stream.sendWindow -= piece.length;
       this.#sendWindow -= piece.length;
       const ends = queue.length === 0 && stream.queuedEnd && stream.queuedTrailers === undefined;

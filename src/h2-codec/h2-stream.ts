@@ -32,7 +32,6 @@ export class H2Stream {
   finalHeadSeen = false;
   /** Output waiting for window: DATA payloads, then trailers or the end. */
   readonly queue: Buffer[] = [];
-  queuedOctets = 0;
   queuedEnd = false;
   queuedTrailers: readonly string[] | undefined;
   /** The user asked to hear when queued output has gone (backpressure released). */

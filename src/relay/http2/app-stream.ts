@@ -17,7 +17,6 @@ export class AppStream extends StreamPort {
     const headers = headerObject(fields);
     const status = Number(fields[1]);
     if (status < 200) return this.onInterim(headers);
-    if (endStream) this.remoteEnded = true;
     this.onResponse(headers, endStream);
     // As node tells it: a head with END_STREAM is the end of the answer too.
     if (endStream && !this.closed) this.onEnd();

@@ -5,6 +5,7 @@ import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connec
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { ClientStream } from "./client-stream.js";
+import { PORT_EVENTS } from "./stream-port.js";
 import { routeStream, type H2RoutingParts } from "./h2-routing.js";
 import { H2Request } from "./h2-request.js";
 import { scheduleConnectionAge } from "../connection-age.js";
@@ -54,8 +55,6 @@ export class H2Listener {
   /** Takes a socket whose first bytes were the preface; `rest` came after it in the same read. */
   accept(socket: Socket, rest: Buffer, now: number): void {
     this.#now = now;
-    socket.removeAllListeners("data");
-    socket.removeAllListeners("end");
     const remoteAddress = socket.remoteAddress;
     let state: ConnectionState | undefined;
     const handler = this.#handler(remoteAddress, () => state!);
@@ -85,6 +84,7 @@ export class H2Listener {
       if (current.connection.openStreams === 0) current.idleSince = this.#now;
     };
     return {
+      ...PORT_EVENTS,
       onHead: (stream, fields, _neverIndexed, endStream) => {
         state().idleSince = 0;
         this.#onRequest(state().connection, stream, fields, endStream, remoteAddress);
@@ -94,8 +94,6 @@ export class H2Listener {
         // As HTTP/1.1 answers a head too large: 431, and nothing is forwarded.
         state().connection.respond(stream, [":status", "431", "content-length", "0"], true);
       },
-      onData: (stream, data, endStream) => (stream.user as ClientStream | undefined)?.received(data, endStream),
-      onTrailers: (stream, fields) => (stream.user as ClientStream | undefined)?.receivedTrailers(fields),
       onReset: (stream, code) => {
         (stream.user as ClientStream | undefined)?.wasReset(code);
         streamEnded();
@@ -104,7 +102,6 @@ export class H2Listener {
         (stream.user as ClientStream | undefined)?.completed();
         streamEnded();
       },
-      onWritable: (stream) => (stream.user as ClientStream | undefined)?.onDrain(),
       onGoaway: ignore,
       onClose: () => state().socket.end(),
       onFault: (error) => this.#parts.context.reportFault(error),
@@ -121,7 +118,6 @@ export class H2Listener {
     }
     const client = new ClientStream(connection, stream);
     stream.user = client;
-    if (endStream) client.remoteEnded = true;
     // Routed once the read that brought the head is done: a RST_STREAM in the same read (or a
     // malformed DATA after it) means it never reaches the app.
     queueMicrotask(() => {

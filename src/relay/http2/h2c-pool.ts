@@ -4,7 +4,7 @@ import { connect, type Socket } from "node:net";
 import { AppStream } from "./app-stream.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
-import { fieldList } from "./stream-port.js";
+import { fieldList, PORT_EVENTS } from "./stream-port.js";
 
 /** Who waits for a session with room for one stream. */
 export interface H2cSessionUser {
@@ -161,13 +161,11 @@ export class H2cPool {
   #handler(pooled: () => PooledSession): H2ConnectionHandler {
     const port = (stream: { user: unknown }): AppStream | undefined => stream.user as AppStream | undefined;
     return {
+      ...PORT_EVENTS,
       onHead: (stream, fields, _neverIndexed, endStream) => port(stream)?.receivedHead(fields, endStream),
       onOversizedHead: () => {},
-      onData: (stream, data, endStream) => port(stream)?.received(data, endStream),
-      onTrailers: (stream, fields) => port(stream)?.receivedTrailers(fields),
       onReset: (stream, code) => port(stream)?.wasReset(code),
       onStreamEnd: (stream) => port(stream)?.completed(),
-      onWritable: (stream) => port(stream)?.onDrain(),
       onGoaway: () => this.#retire(pooled(), undefined),
       onClose: (error) => this.#retire(pooled(), error ?? new Error("upstream closed the connection")),
       onPeerSettings: (maxConcurrentStreams) => {

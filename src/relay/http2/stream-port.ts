@@ -1,7 +1,7 @@
 // One h2 stream of the codec as an exchange uses it, either side: body pieces in (paused at will, the peer's window holding the rest), the end, trailers, the close; body, end and trailers out.
 import type { OutgoingHttpHeaders } from "node:http2";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
-import type { H2Connection } from "../../h2-codec/h2-connection.js";
+import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
 
 function ignore(): void {}
@@ -20,8 +20,6 @@ export class StreamPort {
   closed = false;
   /** NO_ERROR for a stream that completed; the RST_STREAM code (either side's) otherwise. */
   rstCode = H2_ERROR.NO_ERROR as number;
-  /** The peer has sent END_STREAM (its body, if any, has been handed on or is pending). */
-  remoteEnded = false;
   /** Nothing is handed on while set (the client side, until its stream is routed). */
   protected holding = false;
   #paused = false;
@@ -38,6 +36,11 @@ export class StreamPort {
 
   get id(): number {
     return this.stream.id;
+  }
+
+  /** The peer has sent END_STREAM, or the stream is over (its body, if any, handed on or pending): the codec's state, moved before we hear. */
+  get remoteEnded(): boolean {
+    return this.stream.remoteEnded;
   }
 
   /** Stops handing on body pieces: the peer's window fills, and it waits. */
@@ -82,7 +85,6 @@ export class StreamPort {
   /** A body piece from the peer (a view into the socket's read). */
   received(chunk: Buffer, endStream: boolean): void {
     if (this.closed) return;
-    if (endStream) this.remoteEnded = true;
     if (this.holding || this.#paused || this.#pending !== undefined || this.#flushing) {
       if (chunk.length > 0) (this.#pending ??= []).push(chunk);
       if (endStream) this.#endPending = true;
@@ -95,7 +97,6 @@ export class StreamPort {
   /** The peer's trailers: its side ends with them. */
   receivedTrailers(fields: readonly string[]): void {
     if (this.closed) return;
-    this.remoteEnded = true;
     if (this.holding || this.#paused || this.#pending !== undefined || this.#flushing) {
       this.#trailersPending = [...fields];
       this.#endPending = true;
@@ -156,6 +157,13 @@ export class StreamPort {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The codec's stream events that go to the stream's port as they are, for either side's handler (the listener's, the pool's). */
+export const PORT_EVENTS = {
+  onData: (stream, data, endStream) => (stream.user as StreamPort | undefined)?.received(data, endStream),
+  onTrailers: (stream, fields) => (stream.user as StreamPort | undefined)?.receivedTrailers(fields),
+  onWritable: (stream) => (stream.user as StreamPort | undefined)?.onDrain(),
+} satisfies Pick<H2ConnectionHandler, "onData" | "onTrailers" | "onWritable">;
 
 /** A node-style header object as the codec's flat list: `:status` first, repeated values in order, names lower-case. */
 export function fieldList(headers: OutgoingHttpHeaders): string[] {
