@@ -23,11 +23,7 @@ interface KnownFailure {
  * failing fails the test; a case here that passes says so in its name (take it off the list then),
  * unless it is one that fails in some runs only.
  */
-const FAILING_TODAY: ReadonlyMap<string, KnownFailure> = new Map<string, KnownFailure>([
-  // "INVALID CONNECTION PREFACE\r\n\r\n" is HTTP/1.1 to a listener that speaks both (no "PRI * HTTP/2.0"
-  // first line): an HTTP/1.1 400 comes back, which h2spec reads as a broken frame.
-  ["http2/3.5/2", { reason: "the listener answers an invalid preface as HTTP/1.1: a 400, not GOAWAY or a bare close (issue 38)" }],
-]);
+const FAILING_TODAY: ReadonlyMap<string, KnownFailure> = new Map<string, KnownFailure>([]);
 
 /** The app answers any path with a body of at least 5 bytes: h2spec skips its flow-control cases (6.9.2/2) for shorter ones. */
 const APP_BODY = "h2spec conformance app\n";

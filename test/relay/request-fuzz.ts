@@ -3,7 +3,7 @@ import fc from "fast-check";
 import type { RecordingUpstream } from "../helpers/recording-upstream.js";
 import { exchange, showBytes } from "./raw-exchange.js";
 import type { ReferenceServer, ReferenceVerdict } from "./reference-server.js";
-import { answersOf, disagreements, expectationFor, type Defect, type Expectation } from "./request-oracle.js";
+import { answersOf, disagreements, expectationFor, neitherProtocolOpening, type Defect, type Expectation } from "./request-oracle.js";
 import { collectAfterBarrier } from "./upstream-barrier.js";
 
 const token = fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,12}$/);
@@ -214,6 +214,7 @@ export async function runCase(setup: FuzzSetup, bytes: Buffer, cutAt: readonly n
     if (modern(verdict) && modern(whole) && summary(whole) !== summary(verdict)) throw new Error(`bytes: ${showBytes(bytes)}\npieces: ${JSON.stringify(pieces.map((piece) => piece.length))}\nnode:http's verdict depends on the pieces: ${summary(verdict)}, whole: ${summary(whole)}`);
   }
   const right = expectationFor(verdict, "right");
+  if (verdict.requests.length === 0 && right.refusal === "required" && neitherProtocolOpening(bytes)) right.refusal = "optional";
   const today = expectationFor(verdict, "today");
   countKinds(setup.kinds, verdict, right);
   const answers = answersOf(right);

@@ -62,6 +62,16 @@ export function answersOf(expectation: Expectation): Array<{ readonly statuses: 
 }
 
 /**
+ * A first line that is whole and has no HTTP version: neither HTTP/1.x nor the HTTP/2 preface.
+ * The proxy closes without its 400 when that line came whole in the connection's first read
+ * (RFC 9113 §3.4, h2spec 3.5/2), which depends on how the pieces were read: the 400 is optional.
+ */
+export function neitherProtocolOpening(bytes: Buffer): boolean {
+  const lineEnd = bytes.indexOf(0x0a);
+  return lineEnd !== -1 && !/ HTTP\//i.test(bytes.latin1Slice(0, lineEnd));
+}
+
+/**
  * What the proxy must do with the requests node:http accepted, in order, until one ends the
  * connection. "right" is what the relay must do; "today" is what today's daemon does where it
  * is known to be wrong (each such rule named in `defects`).

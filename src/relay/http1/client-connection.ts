@@ -9,7 +9,7 @@ import { RequestHead } from "./request-head.js";
 import { RequestPipeline } from "./request-pipeline.js";
 import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
-import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer } from "./connection-refusals.js";
+import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer, speaksNeitherProtocol } from "./connection-refusals.js";
 import { scheduleConnectionAge } from "../connection-age.js";
 
 /** What the connection asks of the server that accepted it. */
@@ -52,6 +52,8 @@ export class ClientConnection {
   #closeAfter = false;
   /** A parse error to answer once the requests before it have been answered. */
   #pendingError: ParseError | undefined;
+  /** That error came on the connection's first line, which carried no HTTP version: closed without an answer (speaksNeitherProtocol). */
+  #pendingErrorSilent = false;
   #detached = false;
   /** The connection's end was written: nothing more is started on it. */
   #ending = false;
@@ -275,6 +277,8 @@ export class ClientConnection {
       return;
     }
     this.#pendingError = error;
+    const opening = this.#reader.connectionOpening();
+    this.#pendingErrorSilent = opening !== undefined && speaksNeitherProtocol(opening);
     this.#advance();
   }
 
@@ -348,7 +352,7 @@ export class ClientConnection {
   /** node:http's answers to what its parser refused: 400, 431 for a head too large, 413 for chunk extensions. */
   #answerParseError(error: ParseError): void {
     this.#pendingError = undefined;
-    if (this.#endWith(parseErrorAnswer(error.code))) this.#reader.discardInput();
+    if (this.#endWith(this.#pendingErrorSilent ? "" : parseErrorAnswer(error.code))) this.#reader.discardInput();
   }
 
   /** Slowloris: a head not complete within the header timeout gets node:http's 408, then the close. */

@@ -113,6 +113,12 @@ export class RequestReader {
     return this.#socket.bytesRead - rest.length === H2_PREFACE_LENGTH ? rest : undefined;
   }
 
+  /** The bytes of this read, when they are everything the connection has sent so far (its first read); else undefined. */
+  connectionOpening(): Buffer | undefined {
+    const read = this.currentRead();
+    return this.#socket.bytesRead === read.length ? read : undefined;
+  }
+
   /** The socket is another's now (a tunnel, HTTP/2): parsing stops and the bytes kept after an upgrade head are handed over. */
   handOver(): Buffer {
     this.#socket.removeAllListeners("data");
