@@ -1,4 +1,4 @@
-// Preload for bench/relay-profile.mjs --heap: V8's sampling heap profiler, keeping the objects minor and major GCs collected (garbage is what a request costs), from the first SIGUSR2 to the second.
+// Preload for bench/relay-profile.mjs --heap and bench/grpc-profile.mjs --heap: V8's sampling heap profiler, keeping the objects minor and major GCs collected (garbage is what a request costs), from the first SIGUSR2 to the second.
 const { writeFileSync } = require("node:fs");
 const { Session } = require("node:inspector");
 
@@ -10,7 +10,7 @@ let sampling = false;
 process.on("SIGUSR2", () => {
   if (!sampling) {
     sampling = true;
-    session.post("HeapProfiler.startSampling", { samplingInterval: 128, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    session.post("HeapProfiler.startSampling", { samplingInterval: 128, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_SURVIVORS !== "1" });
     return;
   }
   session.post("HeapProfiler.stopSampling", (error, result) => {
