@@ -1,5 +1,4 @@
 // The gRPC health service on the h2 side: claims POST /grpc.health.v1.Health/{Check,Watch} for src/relay/http2/h2-routing.ts and answers through a GrpcResponder over the stream.
-import type { OutgoingHttpHeaders } from "node:http2";
 import type { ClientStream } from "../relay/http2/client-stream.js";
 import type { H2Request } from "../relay/http2/h2-request.js";
 import type { LocalH2Service } from "../relay/http2/h2-routing.js";
@@ -26,7 +25,7 @@ export class StreamResponder implements GrpcResponder {
 
   sendHeaders(): void {
     if (this.#stream.closed || this.#stream.headersSent) return;
-    this.#stream.respond({ ":status": 200, "content-type": GRPC_CONTENT_TYPE }, false);
+    this.#stream.respond([":status", "200", "content-type", GRPC_CONTENT_TYPE], false);
   }
 
   sendMessage(framed: Buffer): boolean {
@@ -41,7 +40,7 @@ export class StreamResponder implements GrpcResponder {
 
   trailersOnly(status: number, message?: string): void {
     if (this.#stream.closed || this.#stream.headersSent) return;
-    this.#stream.respond({ ":status": 200, "content-type": GRPC_CONTENT_TYPE, ...grpcStatusFields(status, message) }, true);
+    this.#stream.respond([":status", "200", "content-type", GRPC_CONTENT_TYPE, ...grpcStatusFields(status, message)], true);
   }
 
   onClose(listener: () => void): void {
@@ -61,6 +60,6 @@ export class StreamResponder implements GrpcResponder {
   }
 }
 
-function grpcStatusFields(status: number, message: string | undefined): OutgoingHttpHeaders {
-  return message === undefined ? { "grpc-status": String(status) } : { "grpc-status": String(status), "grpc-message": encodeGrpcMessage(message) };
+function grpcStatusFields(status: number, message: string | undefined): string[] {
+  return message === undefined ? ["grpc-status", String(status)] : ["grpc-status", String(status), "grpc-message", encodeGrpcMessage(message)];
 }

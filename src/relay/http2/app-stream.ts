@@ -1,33 +1,41 @@
-// One stream to an h2c app, as the exchanges use it: the codec's client side (stream-port.ts) with the app's heads and trailers as node-style header objects.
+// One stream to an h2c app, as the exchanges use it: the codec's client side (stream-port.ts) with the app's heads and trailers as the codec's flat lists.
 import type { IncomingHttpHeaders } from "node:http2";
+import { faultAt } from "../fault-injection.js";
 import { StreamPort } from "./stream-port.js";
 import { SINGLE_VALUE } from "./h2-response-headers.js";
 
 function ignore(): void {}
 
-/** A request's stream at the app: `onResponse` for the final head, `onInterim` for a 1xx, `onTrailers` for the app's trailers. */
+/**
+ * A request's stream at the app: `onResponse` for the final head, `onInterim` for a 1xx,
+ * `onTrailers` for the app's trailers; each a flat `[name, value, ...]` list as the codec
+ * decoded and checked it (`:status` first in a head).
+ */
 export class AppStream extends StreamPort {
-  onResponse: (headers: IncomingHttpHeaders, endStream: boolean) => void = ignore;
-  onInterim: (headers: IncomingHttpHeaders) => void = ignore;
-  onTrailers: (headers: IncomingHttpHeaders) => void = ignore;
+  onResponse: (fields: readonly string[], endStream: boolean) => void = ignore;
+  onInterim: (fields: readonly string[]) => void = ignore;
+  onTrailers: (fields: readonly string[]) => void = ignore;
 
-  /** A response head from the app (checked by the codec: `:status` first). */
+  /** A response head from the app. */
   receivedHead(fields: readonly string[], endStream: boolean): void {
     if (this.closed) return;
-    const headers = headerObject(fields);
-    const status = Number(fields[1]);
-    if (status < 200) return this.onInterim(headers);
-    this.onResponse(headers, endStream);
-    // As node tells it: a head with END_STREAM is the end of the answer too.
-    if (endStream && !this.closed) this.onEnd();
+    try {
+      faultAt("h2 stream event");
+      if (Number(fields[1]) < 200) return this.onInterim(fields);
+      this.onResponse(fields, endStream);
+      // A head with END_STREAM is the end of the answer too.
+      if (endStream && !this.closed) this.onEnd();
+    } catch (error) {
+      this.fault(error);
+    }
   }
 
   protected override deliverTrailers(fields: readonly string[]): void {
-    this.onTrailers(headerObject(fields));
+    this.onTrailers(fields);
   }
 }
 
-/** The codec's flat list as node:http2's header object: `:status` a number, repeats joined as node joins them. */
+/** The codec's flat list as node's header object, for an HTTP/1.1 client's head: `:status` a number, repeats joined as node joins them. */
 export function headerObject(fields: readonly string[]): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
   for (let index = 0; index < fields.length; index += 2) {

@@ -1,9 +1,8 @@
 // One client's h2 stream on the listener, as the exchanges and local answers use it: the codec's server side (stream-port.ts) with the answer's heads, and held until routed.
-import type { OutgoingHttpHeaders } from "node:http2";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
-import { fieldList, StreamPort } from "./stream-port.js";
+import { StreamPort } from "./stream-port.js";
 import { httpDate } from "../http-date.js";
 
 function ignore(): void {}
@@ -13,8 +12,8 @@ export class ClientStream extends StreamPort {
   onTrailers: (fields: readonly string[]) => void = ignore;
   headersSent = false;
 
-  constructor(connection: H2Connection, stream: H2Stream) {
-    super(connection, stream);
+  constructor(connection: H2Connection, stream: H2Stream, reportFault: (error: unknown) => void) {
+    super(connection, stream, reportFault);
     // Until it is routed (after the read that brought its head), what comes waits: a reset in that read means it is never routed.
     this.holding = true;
   }
@@ -25,20 +24,22 @@ export class ClientStream extends StreamPort {
     this.deliverLater();
   }
 
-  /** The response head; `endStream` when there is no body. */
-  respond(headers: OutgoingHttpHeaders, endStream: boolean): void {
+  /**
+   * The response head, a flat `[name, value, ...]` list with `:status` first and names
+   * lower-case; `endStream` when there is no body. Every final answer is dated, as the HTTP/1.1
+   * side dates its own: a `date` is added when the list has none.
+   */
+  respond(fields: string[], endStream: boolean): void {
     if (this.closed || this.headersSent) return;
     this.headersSent = true;
-    const fields = fieldList(headers);
-    // Every final answer is dated, as node:http2 and the HTTP/1.1 side date theirs.
-    if (headers.date === undefined) fields.push("date", httpDate());
+    if (!hasField(fields, "date")) fields.push("date", httpDate());
     this.connection.respond(this.stream, fields, endStream);
   }
 
-  /** A 1xx head before the final one. */
-  additionalHeaders(headers: OutgoingHttpHeaders): void {
+  /** A 1xx head before the final one (a flat list as for `respond`). */
+  additionalHeaders(fields: readonly string[]): void {
     if (this.closed || this.headersSent) return;
-    this.connection.respond(this.stream, fieldList(headers), false);
+    this.connection.respond(this.stream, fields, false);
   }
 
   /** A client's RST_STREAM NO_ERROR still cut its request: never "completed" to the exchange. */
@@ -49,4 +50,9 @@ export class ClientStream extends StreamPort {
   protected override deliverTrailers(fields: readonly string[]): void {
     this.onTrailers(fields);
   }
+}
+
+function hasField(fields: readonly string[], name: string): boolean {
+  for (let index = 0; index < fields.length; index += 2) if (fields[index] === name) return true;
+  return false;
 }

@@ -12,12 +12,7 @@ export const GRPC_UNAVAILABLE = 14;
  */
 export function sendGrpcError(stream: ClientStream, _httpStatus: number, message: string, requestId?: string, code = GRPC_UNAVAILABLE): void {
   if (stream.closed || stream.headersSent) return;
-  const headers: Record<string, string | number> = {
-    ":status": 200,
-    "content-type": "application/grpc",
-    "grpc-status": code,
-    "grpc-message": encodeURIComponent(message),
-  };
-  if (requestId !== undefined) headers["x-request-id"] = requestId;
-  stream.respond(headers, true);
+  const fields = [":status", "200", "content-type", "application/grpc", "grpc-status", String(code), "grpc-message", encodeURIComponent(message)];
+  if (requestId !== undefined) fields.push("x-request-id", requestId);
+  stream.respond(fields, true);
 }

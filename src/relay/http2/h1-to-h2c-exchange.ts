@@ -1,6 +1,5 @@
 // One HTTP/1.1 request relayed to an h2c app on a stream of the h2c pool (--upstream-protocol h2c): the HTTP/1.1 codec's Transaction on the client side, an h2 stream on the app's.
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
-import type { AppStream } from "./app-stream.js";
+import { headerObject, type AppStream } from "./app-stream.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
@@ -22,9 +21,9 @@ import { RequestRecord, type DeadlineTarget } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
 import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
-import { h1ToH2cHeaders } from "./h2-forward-headers.js";
+import { h1ToH2cFields } from "./h2-forward-headers.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { guardedListener } from "./stream-fault-boundary.js";
+import { faultAt } from "../fault-injection.js";
 
 /** How much request body is held while queued or connecting before reading stops (as the HTTP/1.1 exchange). */
 const HELD_BODY_BYTES = 64 * 1024;
@@ -36,7 +35,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   readonly #client: ClientConnection;
   readonly #request: RequestHead;
   readonly #record: RequestRecord;
-  #headers: OutgoingHttpHeaders | undefined;
+  /** The app's request head, the codec's flat list. */
+  #fields: string[] | undefined;
   #queued: QueuedRequest | undefined;
   #session: H2Connection | undefined;
   #upstream: AppStream | undefined;
@@ -51,8 +51,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   /** In the pool's waiters: a session is still to come. */
   #waitingForSession = false;
   #done = false;
-  /** A defect of ours in one of the app stream's listeners: the client connection's fault boundary ends this request. */
-  readonly #onFault = (error: unknown): void => this.#client.fault(error);
+  /** A defect of ours in one of the app stream's callbacks (behind its port's fault boundary): the client connection's fault boundary ends this request. */
+  readonly #fault = (error: unknown): void => this.#client.fault(error);
 
   constructor(context: RelayContext, pool: H2cPool, client: ClientConnection, request: RequestHead) {
     this.#context = context;
@@ -77,7 +77,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
       authority = absolute.authority;
     }
     if (!relaysTransferCoding(this.#request)) return this.#refuse(501, "transfer coding not supported");
-    this.#headers = h1ToH2cHeaders(this.#request, target, authority, { clientAddress: clientAddressOf(this.#client.remoteAddress), upstreamHost: this.#context.upstreamHost });
+    this.#fields = h1ToH2cFields(this.#request, target, authority, { clientAddress: clientAddressOf(this.#client.remoteAddress), upstreamHost: this.#context.upstreamHost });
     this.#queued = requestAdmission(this.#context, this);
     // Queued, perhaps for seconds: between messages (no body still coming), its connection gives the parser back.
     if (this.#queued !== undefined) this.#client.parkParser();
@@ -118,13 +118,14 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     if (this.#done) return this.#pool.release(session);
     this.#session = session;
     const endStream = this.#requestEnded && this.#pendingBytes === 0;
-    const upstream = this.#pool.request(session, this.#headers!, endStream);
+    const upstream = this.#pool.request(session, this.#fields!, endStream);
     this.#upstream = upstream;
-    upstream.onResponse = this.#onResponse;
-    upstream.onData = this.#onData;
-    upstream.onEnd = this.#onEnd;
-    upstream.onDrain = this.#onUpstreamDrain;
-    upstream.onClose = this.#onClose;
+    upstream.onResponse = (fields, ended) => this.#onResponse(fields, ended);
+    upstream.onData = (chunk) => this.#onData(chunk);
+    upstream.onEnd = () => this.#onEnd();
+    upstream.onDrain = () => this.#client.resumeForBody();
+    upstream.onClose = () => this.#onClose();
+    upstream.onFault = this.#fault;
     for (const chunk of this.#pending) upstream.write(chunk);
     this.#pending = [];
     if (this.#requestEnded) {
@@ -170,18 +171,26 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#awaitHead();
   }
 
-  readonly #onUpstreamDrain = guardedListener(this.#onFault, (): void => this.#client.resumeForBody());
-
   onClientDrain(): void {
     this.#upstream?.resume();
   }
 
   #awaitHead(): void {
     this.#record.requestSent();
-    this.#headTimer ??= setTimeout(this.#onHeadTimeout, this.#context.responseHeaderTimeoutMs).unref();
+    this.#headTimer ??= setTimeout(() => this.#onHeadTimeout(), this.#context.responseHeaderTimeoutMs).unref();
   }
 
-  readonly #onHeadTimeout = guardedListener(this.#onFault, (): void => {
+  /** A timer is an entry from the event loop of its own: its fault boundary is here. */
+  #onHeadTimeout(): void {
+    try {
+      faultAt("timer");
+      this.#headTimedOut();
+    } catch (error) {
+      this.#fault(error);
+    }
+  }
+
+  #headTimedOut(): void {
     this.#headTimer = undefined;
     if (this.#responseStarted || this.#done) return;
     this.#stopWaiting();
@@ -190,12 +199,14 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     upstream?.reset(true);
     this.#context.observer.upstreamError("timeout");
     this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
-  });
+  }
 
-  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, ended: boolean): void => {
+  /** The app's head (the codec's flat list) as HTTP/1.1: repeats joined as node joins them, the first of a single-value field kept. */
+  #onResponse(fields: readonly string[], ended: boolean): void {
     clearTimeout(this.#headTimer);
     if (this.#done) return;
-    const status = Number(headers[":status"]);
+    const headers = headerObject(fields);
+    const status = Number(fields[1]);
     this.#record.upstreamHead(status);
     const flat: string[] = [];
     let hasContentLength = false;
@@ -212,25 +223,25 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     else if (this.#framing === "close") this.#client.closeAfterAnswer();
     this.#responseStarted = true;
     this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: headers.date !== undefined }, this.#framing, this.#client.keepAlive));
-  });
+  }
 
-  readonly #onData = guardedListener(this.#onFault, (chunk: Buffer): void => {
+  #onData(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
     if (this.#done || this.#framing === "none") return;
     this.#record.bodySent(chunk.length);
     if (!writeBodyChunk(this.#client.socket, this.#framing === "chunked", chunk)) this.#upstream?.pause();
-  });
+  }
 
-  readonly #onEnd = guardedListener(this.#onFault, (): void => {
+  #onEnd(): void {
     if (this.#done || !this.#responseStarted) return;
     if (this.#framing === "chunked") this.#client.write(LAST_CHUNK);
     this.#done = true;
     this.#record.finished(false);
     this.#client.resumeForBody();
     this.#client.responseEnded(this);
-  });
+  }
 
-  readonly #onClose = guardedListener(this.#onFault, (): void => {
+  #onClose(): void {
     const upstream = this.#upstream;
     this.#detach();
     if (this.#done || upstream === undefined) return;
@@ -243,7 +254,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#done = true;
     this.#record.finished(false);
     this.#client.destroy();
-  });
+  }
 
   /** CONTRACT §15 (stream-deadlines.ts): the app's stream gets RST_STREAM CANCEL; the client a 504 when nothing was answered yet, else the cut. */
   endForDeadline(kind: DeadlineKind): void {

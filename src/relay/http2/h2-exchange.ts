@@ -1,5 +1,4 @@
 // One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http2";
 import type { AppStream } from "./app-stream.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
@@ -10,14 +9,14 @@ import type { RelayContext } from "../relay-context.js";
 import { RequestRecord, type DeadlineTarget } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
-import { upstreamH2Headers } from "./h2-forward-headers.js";
+import { faultAt } from "../fault-injection.js";
+import { upstreamH2Fields } from "./h2-forward-headers.js";
 import { answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
-import { relayedH2Fields, relayedH2Headers } from "./h2-response-headers.js";
+import { relayedFields } from "./h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { ClientStream } from "./client-stream.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { guardedListener } from "./stream-fault-boundary.js";
 
 /** What an exchange reads besides its stream: the relay's shared parts and the h2c pool. */
 export interface H2ExchangeParts {
@@ -25,7 +24,10 @@ export interface H2ExchangeParts {
   readonly pool: H2cPool;
 }
 
-/** One per stream; listeners are its own methods, bound once. */
+/**
+ * One per stream. Its callbacks on either port are its own methods, each behind the port's
+ * fault boundary (stream-port.ts), which hands a defect of ours to `#fault`.
+ */
 export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineTarget {
   readonly #parts: H2ExchangeParts;
   readonly #client: ClientStream;
@@ -33,14 +35,15 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   readonly #record: RequestRecord;
   /** A body read before forwarding (the gRPC health hook's), sent whole with the head. */
   readonly #preRead: Buffer | undefined;
-  #headers: OutgoingHttpHeaders = {};
+  /** The app's request head, the codec's flat list. */
+  readonly #fields: string[];
   #queued: QueuedRequest | undefined;
   #session: H2Connection | undefined;
   #upstream: AppStream | undefined;
   #headTimer: NodeJS.Timeout | undefined;
-  #trailers: OutgoingHttpHeaders | undefined;
+  #trailers: string[] | undefined;
   /** The client's own request trailers, which end the app's stream. */
-  #requestTrailers: OutgoingHttpHeaders | undefined;
+  #requestTrailers: string[] | undefined;
   #clientEnded: boolean;
   #bodyForwarded = false;
   #responseStarted = false;
@@ -49,8 +52,8 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   /** In the pool's waiters: a session is still to come. */
   #waitingForSession = false;
   #done = false;
-  /** A defect of ours (or a send node:http2 refused) in one of this stream's listeners: this stream is reset both ways, nothing else. */
-  readonly #onFault = (error: unknown): void => {
+  /** A defect of ours (or a send the codec refused) in one of this stream's callbacks: this stream is reset both ways, nothing else. */
+  readonly #fault = (error: unknown): void => {
     this.#parts.context.reportFault(error);
     const upstream = this.#upstream;
     this.#detachUpstream();
@@ -65,18 +68,21 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#record = new RequestRecord(parts.context, request, remoteAddress, "HTTP/2");
     this.#preRead = preRead;
     this.#clientEnded = request.bodiless || (preRead !== undefined && preReadEnded);
-    this.#headers = upstreamH2Headers(request, {
+    this.#fields = upstreamH2Fields(request, {
       target: parts.context.pathPrefix + request.url,
       clientAddress: clientAddressOf(remoteAddress),
       upstreamHost: parts.context.upstreamHost,
     });
     // Nothing is read until the app's stream exists: the client's window is the only buffer.
     client.pause();
-    client.onData = this.#onClientData;
-    client.onEnd = this.#onClientEnd;
-    client.onDrain = this.#onClientDrain;
-    client.onTrailers = this.#onClientTrailers;
-    client.onClose = this.#onClientClose;
+    client.onData = (chunk) => this.#onClientData(chunk);
+    client.onEnd = () => this.#onClientEnd();
+    client.onDrain = () => this.#upstream?.resume();
+    client.onTrailers = (fields) => {
+      this.#requestTrailers = relayedFields(fields);
+    };
+    client.onClose = () => this.#onClientClose();
+    client.onFault = this.#fault;
   }
 
   start(): void {
@@ -122,15 +128,16 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     }
     this.#session = session;
     const endStream = this.#clientEnded && (this.#preRead === undefined || this.#preRead.length === 0);
-    const upstream = this.#parts.pool.request(session, this.#headers, endStream);
+    const upstream = this.#parts.pool.request(session, this.#fields, endStream);
     this.#upstream = upstream;
-    upstream.onResponse = this.#onResponse;
-    upstream.onInterim = this.#onInterim;
-    upstream.onData = this.#onUpstreamData;
-    upstream.onTrailers = this.#onUpstreamTrailers;
-    upstream.onEnd = this.#onUpstreamEnd;
-    upstream.onDrain = this.#onUpstreamDrain;
-    upstream.onClose = this.#onUpstreamClose;
+    upstream.onResponse = (fields, ended) => this.#onResponse(fields, ended);
+    upstream.onInterim = (fields) => this.#onInterim(fields);
+    upstream.onData = (chunk) => this.#onUpstreamData(chunk);
+    upstream.onTrailers = (fields) => this.#onUpstreamTrailers(fields);
+    upstream.onEnd = () => this.#onUpstreamEnd();
+    upstream.onDrain = () => this.#client.resume();
+    upstream.onClose = () => this.#onUpstreamClose();
+    upstream.onFault = this.#fault;
     if (this.#preRead !== undefined && this.#preRead.length > 0) {
       if (this.#clientEnded) upstream.end(this.#preRead, this.#requestTrailers);
       else upstream.write(this.#preRead);
@@ -154,42 +161,40 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     else this.#failBeforeHead(502, error, "upstream unavailable");
   }
 
-  readonly #onClientData = guardedListener(this.#onFault, (chunk: Buffer): void => {
+  #onClientData(chunk: Buffer): void {
     this.#parts.context.garbage.streamed(chunk.length);
     this.#bodyForwarded = true;
     this.#record.bodyReceived(chunk.length);
     if (this.#upstream !== undefined && !this.#upstream.write(chunk)) this.#client.pause();
-  });
+  }
 
-  readonly #onClientEnd = guardedListener(this.#onFault, (): void => {
+  #onClientEnd(): void {
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
     // The client's trailers came before its end: they end the app's stream (none: an empty DATA with END_STREAM).
     upstream.end(undefined, this.#requestTrailers);
     if (!this.#responseStarted) this.#awaitHead();
-  });
-
-  readonly #onClientTrailers = guardedListener(this.#onFault, (fields: readonly string[]): void => {
-    this.#requestTrailers = relayedH2Fields(fields);
-  });
-
-  readonly #onUpstreamDrain = guardedListener(this.#onFault, (): void => {
-    this.#client.resume();
-  });
-
-  readonly #onClientDrain = guardedListener(this.#onFault, (): void => {
-    this.#upstream?.resume();
-  });
+  }
 
   /** `--response-header-timeout`, from the request's end (upload time does not count), per stream. */
   #awaitHead(): void {
     if (this.#headTimer !== undefined) return;
     this.#record.requestSent();
-    this.#headTimer = setTimeout(this.#onHeadTimeout, this.#parts.context.responseHeaderTimeoutMs).unref();
+    this.#headTimer = setTimeout(() => this.#onHeadTimeout(), this.#parts.context.responseHeaderTimeoutMs).unref();
   }
 
-  readonly #onHeadTimeout = guardedListener(this.#onFault, (): void => {
+  /** A timer is an entry from the event loop of its own: its fault boundary is here. */
+  #onHeadTimeout(): void {
+    try {
+      faultAt("timer");
+      this.#headTimedOut();
+    } catch (error) {
+      this.#fault(error);
+    }
+  }
+
+  #headTimedOut(): void {
     this.#headTimer = undefined;
     if (this.#responseStarted || this.#done) return;
     this.#stopWaiting();
@@ -198,44 +203,45 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     upstream?.reset(true);
     this.#parts.context.observer.upstreamError("timeout");
     this.#failBeforeHead(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
-  });
+  }
 
-  readonly #onInterim = guardedListener(this.#onFault, (headers: IncomingHttpHeaders): void => {
-    const status = Number(headers[":status"]);
-    if (status > 100 && status < 200 && !this.#client.headersSent) this.#client.additionalHeaders(relayedH2Headers(headers));
-  });
+  /** The app's head and trailers come as the codec's flat lists, `:status` first in a head. */
+  #onInterim(fields: readonly string[]): void {
+    const status = Number(fields[1]);
+    if (status > 100 && status < 200 && !this.#client.headersSent) this.#client.additionalHeaders(relayedFields(fields));
+  }
 
-  readonly #onResponse = guardedListener(this.#onFault, (headers: IncomingHttpHeaders, endStream: boolean): void => {
+  #onResponse(fields: readonly string[], endStream: boolean): void {
     if (this.#done) return;
     clearTimeout(this.#headTimer);
     this.#responseStarted = true;
-    this.#record.upstreamHead(Number(headers[":status"]));
-    const grpcStatus = grpcStatusOf(headers);
+    this.#record.upstreamHead(Number(fields[1]));
+    const grpcStatus = grpcStatusOf(fields);
     if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
-    this.#client.respond(relayedH2Headers(headers), endStream);
+    this.#client.respond(relayedFields(fields), endStream);
     if (endStream) this.#responseEnded = true;
-  });
+  }
 
-  readonly #onUpstreamData = guardedListener(this.#onFault, (chunk: Buffer): void => {
+  #onUpstreamData(chunk: Buffer): void {
     this.#parts.context.garbage.streamed(chunk.length);
     this.#record.bodySent(chunk.length);
     if (!this.#client.write(chunk)) this.#upstream?.pause();
-  });
+  }
 
-  readonly #onUpstreamTrailers = guardedListener(this.#onFault, (headers: IncomingHttpHeaders): void => {
-    this.#trailers = relayedH2Headers(headers);
-    const grpcStatus = grpcStatusOf(headers);
+  #onUpstreamTrailers(fields: readonly string[]): void {
+    this.#trailers = relayedFields(fields);
+    const grpcStatus = grpcStatusOf(fields);
     if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
-  });
+  }
 
-  readonly #onUpstreamEnd = guardedListener(this.#onFault, (): void => {
+  #onUpstreamEnd(): void {
     if (this.#done || !this.#responseStarted || this.#responseEnded) return;
     this.#responseEnded = true;
     // The app's trailers came before its end (node tells 'trailers' first); none: an empty DATA with END_STREAM.
     this.#client.end(undefined, this.#trailers);
-  });
+  }
 
-  readonly #onUpstreamClose = guardedListener(this.#onFault, (): void => {
+  #onUpstreamClose(): void {
     const upstream = this.#upstream;
     this.#detachUpstream();
     if (this.#done || upstream === undefined) return;
@@ -258,7 +264,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     // Mid-response: the client's stream is reset too, so it can never look complete.
     this.#parts.context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
     this.#client.reset(false);
-  });
+  }
 
   /** CONTRACT §15 (stream-deadlines.ts): RST_STREAM CANCEL both ways, or a 504 when nothing was answered yet. */
   endForDeadline(kind: DeadlineKind): void {
@@ -271,7 +277,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   }
 
   /** The client's stream closed: answered, reset by the client, or its connection gone. */
-  readonly #onClientClose = guardedListener(this.#onFault, (): void => {
+  #onClientClose(): void {
     clearTimeout(this.#headTimer);
     const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === H2_ERROR.NO_ERROR);
     this.#done = true;
@@ -282,7 +288,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#detachUpstream();
     upstream?.reset(true);
     this.#record.finished(aborted);
-  });
+  }
 
   #detachUpstream(): void {
     const session = this.#session;

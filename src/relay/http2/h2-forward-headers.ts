@@ -1,5 +1,4 @@
-// The request head an h2 request is sent on with, built in one pass over its fields: as h2c header fields, or as HTTP/1.1 text for an HTTP/1.1 app.
-import type { OutgoingHttpHeaders } from "node:http2";
+// The request head an h2 request is sent on with, built in one pass over its fields: as h2c header fields (the codec's flat list), or as HTTP/1.1 text for an HTTP/1.1 app.
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import type { RequestBodyFraming } from "../http1/forwarded-request-head.js";
 import type { RequestHead } from "../http1/request-head.js";
@@ -39,17 +38,13 @@ function appendForwarded(forwarded: Forwarded, request: H2Request, options: H2Fo
 }
 
 /**
- * h2c to the app: the client's fields minus pseudo-headers, Host (`:authority` says it) and
- * hop-by-hop ones, except `te: trailers`, which gRPC needs end to end. nghttp2 has refused a
- * request with connection-specific fields or another `te` already.
+ * h2c to the app, as the codec's flat list: the client's fields minus pseudo-headers, Host
+ * (`:authority` says it) and hop-by-hop ones, except `te: trailers`, which gRPC needs end to end;
+ * repeats kept in order. The codec has refused a request with connection-specific fields or
+ * another `te` already.
  */
-export function upstreamH2Headers(request: H2Request, options: H2ForwardOptions): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {
-    ":method": request.method,
-    ":path": options.target,
-    ":scheme": "http",
-    ":authority": request.authority ?? options.upstreamHost,
-  };
+export function upstreamH2Fields(request: H2Request, options: H2ForwardOptions): string[] {
+  const out = [":method", request.method, ":path", options.target, ":scheme", "http", ":authority", request.authority ?? options.upstreamHost];
   const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
   const raw = request.rawHeaders;
   for (let index = 0; index < raw.length; index += 2) {
@@ -58,19 +53,15 @@ export function upstreamH2Headers(request: H2Request, options: H2ForwardOptions)
     if (name.charCodeAt(0) === 0x3a /* ":" */ || name === "host") continue;
     if (collectForwarded(forwarded, name, value)) continue;
     if (name === "te") {
-      if (value.trim().toLowerCase() === "trailers") out.te = "trailers";
+      if (value.trim().toLowerCase() === "trailers") out.push("te", "trailers");
       continue;
     }
     if (isHopByHop(name, NO_LISTED_NAMES)) continue;
-    const existing = out[name];
-    if (existing === undefined) out[name] = value;
-    else if (Array.isArray(existing)) existing.push(value);
-    else out[name] = [String(existing), value];
+    out.push(name, value);
   }
   const [forwardedFor, forwardedProto, forwardedHost] = appendForwarded(forwarded, request, options);
-  out["x-forwarded-for"] = forwardedFor;
-  out["x-forwarded-proto"] = forwardedProto;
-  if (forwardedHost !== undefined) out["x-forwarded-host"] = forwardedHost;
+  out.push("x-forwarded-for", forwardedFor, "x-forwarded-proto", forwardedProto);
+  if (forwardedHost !== undefined) out.push("x-forwarded-host", forwardedHost);
   return out;
 }
 
@@ -123,12 +114,13 @@ export function http1RequestHead(request: H2Request, options: H2ForwardOptions):
 }
 
 /**
- * An HTTP/1.1 request as h2c header fields (`--upstream-protocol h2c`): Host becomes
- * `:authority`, hop-by-hop fields (and those its Connection lists) and the framing fields are
- * dropped, X-Forwarded-* appended. `authority`: an absolute-form target's, else Host's.
+ * An HTTP/1.1 request as h2c header fields (`--upstream-protocol h2c`), the codec's flat list:
+ * Host becomes `:authority`, names are lower-cased, hop-by-hop fields (and those its Connection
+ * lists) and the framing fields are dropped, X-Forwarded-* appended. `authority`: an
+ * absolute-form target's, else Host's.
  */
-export function h1ToH2cHeaders(request: RequestHead, target: string, authority: string | undefined, options: Omit<H2ForwardOptions, "target">): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = { ":method": request.method, ":path": target, ":scheme": "http", ":authority": authority ?? options.upstreamHost };
+export function h1ToH2cFields(request: RequestHead, target: string, authority: string | undefined, options: Omit<H2ForwardOptions, "target">): string[] {
+  const out = [":method", request.method, ":path", target, ":scheme", "http", ":authority", authority ?? options.upstreamHost];
   const connection = request.joined("connection");
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames([connection]);
   const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
@@ -139,17 +131,14 @@ export function h1ToH2cHeaders(request: RequestHead, target: string, authority: 
     if (name === "host" || name === "content-length") continue;
     if (collectForwarded(forwarded, name, value)) continue;
     if (isHopByHop(name, listed)) continue;
-    const existing = out[name];
-    if (existing === undefined) out[name] = value;
-    else if (Array.isArray(existing)) existing.push(value);
-    else out[name] = [String(existing), value];
+    out.push(name, value);
   }
   const contentLength = request.header("content-length");
-  if (contentLength !== undefined) out["content-length"] = contentLength;
-  out["x-forwarded-for"] = forwarded.for === undefined ? options.clientAddress : `${forwarded.for}, ${options.clientAddress}`;
-  out["x-forwarded-proto"] = forwarded.proto === undefined ? "http" : `${forwarded.proto}, http`;
+  if (contentLength !== undefined) out.push("content-length", contentLength);
+  out.push("x-forwarded-for", forwarded.for === undefined ? options.clientAddress : `${forwarded.for}, ${options.clientAddress}`);
+  out.push("x-forwarded-proto", forwarded.proto === undefined ? "http" : `${forwarded.proto}, http`);
   const host = request.header("host") ?? authority;
   const forwardedHost = host === undefined ? forwarded.host : forwarded.host === undefined ? host : `${forwarded.host}, ${host}`;
-  if (forwardedHost !== undefined) out["x-forwarded-host"] = forwardedHost;
+  if (forwardedHost !== undefined) out.push("x-forwarded-host", forwardedHost);
   return out;
 }

@@ -42,6 +42,8 @@ export class H2Listener {
   readonly #keepAliveMs: number;
   readonly #headTimeoutMs: number;
   readonly #connections = new Set<ConnectionState>();
+  /** The one fault report every connection and stream port of this listener shares. */
+  readonly #reportFault = (error: unknown): void => this.#parts.context.reportFault(error);
   #closing = false;
   #now = 0;
 
@@ -104,7 +106,7 @@ export class H2Listener {
       },
       onGoaway: ignore,
       onClose: () => state().socket.end(),
-      onFault: (error) => this.#parts.context.reportFault(error),
+      onFault: this.#reportFault,
     };
   }
 
@@ -116,7 +118,7 @@ export class H2Listener {
       connection.reset(stream, H2_ERROR.PROTOCOL_ERROR);
       return;
     }
-    const client = new ClientStream(connection, stream);
+    const client = new ClientStream(connection, stream, this.#reportFault);
     stream.user = client;
     // Routed once the read that brought the head is done: a RST_STREAM in the same read (or a
     // malformed DATA after it) means it never reaches the app.

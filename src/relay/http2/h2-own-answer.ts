@@ -30,10 +30,12 @@ export function answerOwnError(context: RelayContext, stream: ClientStream, requ
   context.errors.send(request, writer, status, requestId, details);
 }
 
-/** The `grpc-status` of a response's headers or trailers, or undefined. */
-export function grpcStatusOf(headers: Record<string, unknown>): number | undefined {
-  const value = headers["grpc-status"];
-  if (value === undefined) return undefined;
-  const status = Number(Array.isArray(value) ? value[0] : value);
-  return Number.isInteger(status) ? status : undefined;
+/** The (first) `grpc-status` of a response's head or trailers, a flat list, or undefined. */
+export function grpcStatusOf(fields: readonly string[]): number | undefined {
+  for (let index = 0; index < fields.length; index += 2) {
+    if (fields[index] !== "grpc-status") continue;
+    const status = Number(fields[index + 1]);
+    return Number.isInteger(status) ? status : undefined;
+  }
+  return undefined;
 }

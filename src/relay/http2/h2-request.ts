@@ -1,5 +1,4 @@
 // One HTTP/2 request as the relay reads it: its pseudo-headers and fields (what health answers, error pages and the record read), and a writer for a whole answer of our own.
-import type { OutgoingHttpHeaders } from "node:http2";
 import type { RequestView, ResponseWriter } from "../../http/response-writer.js";
 import type { ClientStream } from "./client-stream.js";
 import { SINGLE_VALUE } from "./h2-response-headers.js";
@@ -60,11 +59,11 @@ export class H2Request implements RequestView {
   }
 }
 
-/** A flat `[name, value, ...]` list (our own answers' form) as a header object, `:status` first. */
-export function responseHeaderObject(status: number, headers: readonly string[]): OutgoingHttpHeaders {
-  const object: OutgoingHttpHeaders = { ":status": status };
-  for (let index = 0; index < headers.length; index += 2) object[headers[index]!.toLowerCase()] = headers[index + 1]!;
-  return object;
+/** Our own answer's head (a flat `[name, value, ...]` list, as the HTTP/1.1 side writes it) as the codec's: `:status` first, names lower-case. */
+export function responseFields(status: number, headers: readonly string[]): string[] {
+  const fields = [":status", String(status)];
+  for (let index = 0; index < headers.length; index += 2) fields.push(headers[index]!.toLowerCase(), headers[index + 1]!);
+  return fields;
 }
 
 /** The writer for one stream's whole answer (health paths, proxy-made errors); HEAD gets no body. */
@@ -73,7 +72,7 @@ export function streamWriter(stream: ClientStream, request: H2Request, onSent?: 
     send(status, headers, body) {
       if (stream.closed || stream.headersSent) return;
       const withBody = request.method !== "HEAD" && body.length > 0;
-      stream.respond(responseHeaderObject(status, headers), !withBody);
+      stream.respond(responseFields(status, headers), !withBody);
       if (withBody) stream.end(body);
       onSent?.(status, withBody ? body.length : 0);
     },

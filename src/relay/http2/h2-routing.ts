@@ -8,7 +8,6 @@ import { streamWriter, type H2Request } from "./h2-request.js";
 import { H2ToH1Exchange } from "./h2-to-h1-exchange.js";
 import type { H2cPool } from "./h2c-pool.js";
 import type { ClientStream } from "./client-stream.js";
-import { guardedListener } from "./stream-fault-boundary.js";
 
 /** `--upstream-protocol` (CONTRACT §13). */
 export type UpstreamProtocol = "auto" | "http1" | "h2c";
@@ -49,17 +48,11 @@ export function routeStream(parts: H2RoutingParts, stream: ClientStream, request
   }
   for (const service of parts.localServices) {
     if (service.claims(request)) {
-      const onFault = (error: unknown): void => {
-        parts.context.reportFault(error);
-        stream.reset(false);
-      };
-      // Reset by the peer while its body is read: the stream closes, and nothing is answered.
-      readSmallBody(
-        stream,
-        guardedListener(onFault, (body: Buffer, ended: boolean) => {
-          if (!ended || !service.answer(request, body, stream)) forward(parts, stream, request, remoteAddress, body, ended);
-        }),
-      );
+      // Reset by the peer while its body is read: the stream closes, and nothing is answered. A
+      // defect of ours in the service is behind the port's fault boundary: reported, the stream reset.
+      readSmallBody(stream, (body: Buffer, ended: boolean) => {
+        if (!ended || !service.answer(request, body, stream)) forward(parts, stream, request, remoteAddress, body, ended);
+      });
       return;
     }
   }

@@ -13,10 +13,9 @@ import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type 
 import { http1RequestHead } from "./h2-forward-headers.js";
 import { answerOwnError } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
-import { h1ToH2Headers } from "./h2-response-headers.js";
+import { h1ToH2Fields } from "./h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { ClientStream } from "./client-stream.js";
-import { guardedListener } from "./stream-fault-boundary.js";
 
 /** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
 export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, DeadlineTarget {
@@ -44,8 +43,8 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
   #responseStarted = false;
   #responseEnded = false;
   #done = false;
-  /** A defect of ours in one of the client stream's listeners: its HTTP/1.1 connection is dropped and the stream reset. */
-  readonly #onFault = (error: unknown): void => {
+  /** A defect of ours in one of the client stream's callbacks (behind its port's fault boundary): its HTTP/1.1 connection is dropped and the stream reset. */
+  readonly #fault = (error: unknown): void => {
     this.#context.reportFault(error);
     const upstream = this.#upstream;
     this.#upstream = undefined;
@@ -65,10 +64,11 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#framing = head.framing;
     this.#bodyLeft = head.framing === "length" ? Number(request.header("content-length")) : 0;
     client.pause();
-    client.onData = this.#onClientData;
-    client.onEnd = this.#onClientEnd;
-    client.onDrain = this.#onClientDrain;
-    client.onClose = this.#onClientClose;
+    client.onData = (chunk) => this.#onClientData(chunk);
+    client.onEnd = () => this.#onClientEnd();
+    client.onDrain = () => this.#upstream?.resumeReading();
+    client.onClose = () => this.#onClientClose();
+    client.onFault = this.#fault;
   }
 
   start(): void {
@@ -139,33 +139,29 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
   }
 
-  readonly #onClientData = guardedListener(this.#onFault, (chunk: Buffer): void => {
+  #onClientData(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
     const upstream = this.#upstream;
     if (upstream === undefined || this.#done) return;
     this.#record.bodyReceived(chunk.length);
     if (!this.#writeBody(upstream, chunk)) this.#client.pause();
-  });
+  }
 
-  readonly #onClientEnd = guardedListener(this.#onFault, (): void => {
+  #onClientEnd(): void {
     // Told only for an END_STREAM the codec found well-formed (its DATA added up to the length).
     this.#clientEnded = true;
     const upstream = this.#upstream;
     if (upstream !== undefined && upstream.connected && !this.#requestSent && !this.#done) this.#sendRequestEnd(upstream);
-  });
+  }
 
   onUpstreamDrain(): void {
     this.#client.resume();
   }
 
-  readonly #onClientDrain = guardedListener(this.#onFault, (): void => {
-    this.#upstream?.resumeReading();
-  });
-
   onResponseHead(head: ParsedHead): BodyDirective {
     const status = head.statusCode;
     if (status < 200 && status !== 101) {
-      if (status !== 100 && !this.#client.headersSent) this.#client.additionalHeaders(h1ToH2Headers(status, head.headers));
+      if (status !== 100 && !this.#client.headersSent) this.#client.additionalHeaders(h1ToH2Fields(status, head.headers));
       return BODY.parse;
     }
     if (status === 101) {
@@ -178,7 +174,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#record.upstreamHead(status);
     this.#responseStarted = true;
     const bodiless = this.#request.method === "HEAD" || status === 204 || status === 304;
-    this.#client.respond(h1ToH2Headers(status, head.headers), bodiless);
+    this.#client.respond(h1ToH2Fields(status, head.headers), bodiless);
     if (bodiless) this.#responseEnded = true;
     return this.#request.method === "HEAD" ? BODY.skip : BODY.parse;
   }
@@ -235,7 +231,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     else this.#client.reset(true);
   }
 
-  readonly #onClientClose = guardedListener(this.#onFault, (): void => {
+  #onClientClose(): void {
     const aborted = !this.#done && !(this.#responseEnded && this.#client.rstCode === H2_ERROR.NO_ERROR);
     this.#done = true;
     if (this.#queued !== undefined) this.#record.leftQueue(this.#queued);
@@ -245,7 +241,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     // A request or answer cut short leaves the connection mid-message: never reused.
     upstream?.destroy();
     this.#record.finished(aborted);
-  });
+  }
 
   #failBeforeHead(status: number, error: Error, reason: string, overloaded = false): void {
     if (this.#done || this.#client.headersSent) return;

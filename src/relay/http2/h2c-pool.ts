@@ -1,10 +1,9 @@
 // Multiplexed h2c sessions to the app: each waits for the app's SETTINGS (closed when they do not come), takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
-import type { OutgoingHttpHeaders } from "node:http2";
 import { connect, type Socket } from "node:net";
 import { AppStream } from "./app-stream.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
-import { fieldList, PORT_EVENTS } from "./stream-port.js";
+import { PORT_EVENTS } from "./stream-port.js";
 
 /** Who waits for a session with room for one stream. */
 export interface H2cSessionUser {
@@ -69,6 +68,8 @@ export class H2cPool {
   readonly #options: H2cPoolOptions;
   readonly #sessions: PooledSession[] = [];
   readonly #bySession = new Map<H2Connection, PooledSession>();
+  /** The one fault report every stream's port of this pool shares. */
+  readonly #reportFault = (error: unknown): void => this.#options.reportFault?.(error);
   #sweeper: NodeJS.Timeout | undefined;
   #now = 0;
 
@@ -95,9 +96,9 @@ export class H2cPool {
   }
 
   /** Opens a stream on a connection `acquire` gave: its id is taken now. */
-  request(session: H2Connection, headers: OutgoingHttpHeaders, endStream: boolean): AppStream {
-    const stream = session.request(fieldList(headers), endStream, undefined);
-    const port = new AppStream(session, stream);
+  request(session: H2Connection, fields: readonly string[], endStream: boolean): AppStream {
+    const stream = session.request(fields, endStream, undefined);
+    const port = new AppStream(session, stream, this.#reportFault);
     stream.user = port;
     return port;
   }
@@ -176,7 +177,7 @@ export class H2cPool {
         clearTimeout(current.settingsTimer);
         this.#serveWaiters(current);
       },
-      onFault: (error) => this.#options.reportFault?.(error),
+      onFault: this.#reportFault,
     };
   }
 

@@ -1,8 +1,8 @@
 // One h2 stream of the codec as an exchange uses it, either side: body pieces in (paused at will, the peer's window holding the rest), the end, trailers, the close; body, end and trailers out.
-import type { OutgoingHttpHeaders } from "node:http2";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
+import { faultAt } from "../fault-injection.js";
 
 function ignore(): void {}
 
@@ -10,12 +10,19 @@ function ignore(): void {}
  * The stream's user sets the callbacks it needs: body pieces (while not paused), the peer's end
  * (after its trailers, if any), room to write again, and the close (completed, or reset either
  * way: `rstCode` says which). The close is told after the call that caused it returns.
+ *
+ * Every callback is called inside this stream's fault boundary: a defect of ours (or a send the
+ * codec refuses) in it goes to `onFault`, which the exchange sets to end both of its sides; by
+ * default it is reported and this stream reset. It never reaches the codec's read or a
+ * microtask of its own, where it would cost more than its stream. The boundary is here, once,
+ * so an exchange's callbacks are plain methods: no wrapper per callback per stream.
  */
 export class StreamPort {
   onData: (chunk: Buffer) => void = ignore;
   onEnd: () => void = ignore;
   onDrain: () => void = ignore;
   onClose: () => void = ignore;
+  onFault: ((error: unknown) => void) | undefined;
   /** No more frames either way: completed or reset. */
   closed = false;
   /** NO_ERROR for a stream that completed; the RST_STREAM code (either side's) otherwise. */
@@ -32,6 +39,8 @@ export class StreamPort {
   constructor(
     readonly connection: H2Connection,
     readonly stream: H2Stream,
+    /** The relay's fault report, shared by every port of a listener or pool. */
+    readonly reportFault: (error: unknown) => void,
   ) {}
 
   get id(): number {
@@ -61,12 +70,12 @@ export class StreamPort {
     return this.connection.sendData(this.stream, chunk, false);
   }
 
-  /** Ends our side (after `chunk`), or with trailers. */
-  end(chunk?: Buffer, trailers?: OutgoingHttpHeaders): void {
+  /** Ends our side (after `chunk`), or with trailers (the codec's flat list, names lower-case). */
+  end(chunk?: Buffer, trailers?: readonly string[]): void {
     if (this.closed) return;
     if (trailers !== undefined) {
       if (chunk !== undefined && chunk.length > 0) this.connection.sendData(this.stream, chunk, false);
-      this.connection.sendTrailers(this.stream, fieldList(trailers));
+      this.connection.sendTrailers(this.stream, trailers);
       return;
     }
     this.connection.sendData(this.stream, chunk ?? EMPTY, true);
@@ -91,7 +100,7 @@ export class StreamPort {
       return;
     }
     if (chunk.length > 0) this.#hand(chunk);
-    if (endStream && !this.closed) this.onEnd();
+    if (endStream && !this.closed) this.#tellEnd();
   }
 
   /** The peer's trailers: its side ends with them. */
@@ -102,8 +111,8 @@ export class StreamPort {
       this.#endPending = true;
       return;
     }
-    this.deliverTrailers(fields);
-    if (!this.closed) this.onEnd();
+    this.#tellTrailers(fields);
+    if (!this.closed) this.#tellEnd();
   }
 
   /** Reset by the peer, by a stream error, or by the connection's end. */
@@ -118,8 +127,27 @@ export class StreamPort {
     this.closeWith(H2_ERROR.NO_ERROR);
   }
 
-  /** Hands on the peer's trailers (the client's or the app's, in each side's form). */
+  /** Room to write again (the codec's `onWritable`). */
+  writable(): void {
+    try {
+      faultAt("h2 stream event");
+      this.onDrain();
+    } catch (error) {
+      this.fault(error);
+    }
+  }
+
+  /** Hands on the peer's trailers (each side has its own callback for them). */
   protected deliverTrailers(_fields: readonly string[]): void {}
+
+  /** A defect of ours in a callback: the user's handler, else reported and the stream reset. */
+  protected fault(error: unknown): void {
+    if (this.onFault !== undefined) this.onFault(error);
+    else {
+      this.reportFault(error);
+      this.reset(false);
+    }
+  }
 
   protected deliverLater(): void {
     if (this.holding || this.#paused || this.#flushing) return;
@@ -132,12 +160,44 @@ export class StreamPort {
     this.closed = true;
     this.rstCode = code;
     this.#pending = undefined;
-    queueMicrotask(() => this.onClose());
+    queueMicrotask(() => this.#tellClose());
   }
 
   #hand(chunk: Buffer): void {
     this.connection.consume(this.stream, chunk.length);
-    this.onData(chunk);
+    try {
+      faultAt("h2 stream event");
+      this.onData(chunk);
+    } catch (error) {
+      this.fault(error);
+    }
+  }
+
+  #tellEnd(): void {
+    try {
+      faultAt("h2 stream event");
+      this.onEnd();
+    } catch (error) {
+      this.fault(error);
+    }
+  }
+
+  #tellTrailers(fields: readonly string[]): void {
+    try {
+      faultAt("h2 stream event");
+      this.deliverTrailers(fields);
+    } catch (error) {
+      this.fault(error);
+    }
+  }
+
+  #tellClose(): void {
+    try {
+      faultAt("h2 stream event");
+      this.onClose();
+    } catch (error) {
+      this.fault(error);
+    }
   }
 
   #deliverPending(): void {
@@ -151,8 +211,8 @@ export class StreamPort {
     this.#endPending = false;
     const trailers = this.#trailersPending;
     this.#trailersPending = undefined;
-    if (trailers !== undefined) this.deliverTrailers(trailers);
-    if (!this.closed) this.onEnd();
+    if (trailers !== undefined) this.#tellTrailers(trailers);
+    if (!this.closed) this.#tellEnd();
   }
 }
 
@@ -162,21 +222,5 @@ const EMPTY = Buffer.alloc(0);
 export const PORT_EVENTS = {
   onData: (stream, data, endStream) => (stream.user as StreamPort | undefined)?.received(data, endStream),
   onTrailers: (stream, fields) => (stream.user as StreamPort | undefined)?.receivedTrailers(fields),
-  onWritable: (stream) => (stream.user as StreamPort | undefined)?.onDrain(),
+  onWritable: (stream) => (stream.user as StreamPort | undefined)?.writable(),
 } satisfies Pick<H2ConnectionHandler, "onData" | "onTrailers" | "onWritable">;
-
-/** A node-style header object as the codec's flat list: `:status` first, repeated values in order, names lower-case. */
-export function fieldList(headers: OutgoingHttpHeaders): string[] {
-  const fields: string[] = [];
-  const status = headers[":status"];
-  if (status !== undefined) fields.push(":status", String(status));
-  for (const name of Object.keys(headers)) {
-    if (name === ":status") continue;
-    const value = headers[name];
-    if (value === undefined) continue;
-    const lower = name.toLowerCase();
-    if (Array.isArray(value)) for (const one of value) fields.push(lower, String(one));
-    else fields.push(lower, String(value));
-  }
-  return fields;
-}

@@ -14,8 +14,8 @@ t.test("a claimed stream is answered locally or forwarded with the body already 
     answer: (request, body, stream) => {
       claimed.push({ path: request.url, grpc: request.grpc, body: body.toString() });
       if (body.toString() !== "ours") return false;
-      stream.respond({ ":status": 200, "content-type": "application/grpc" }, false);
-      stream.end(Buffer.from("local"), { "grpc-status": "0" });
+      stream.respond([":status", "200", "content-type", "application/grpc"], false);
+      stream.end(Buffer.from("local"), ["grpc-status", "0"]);
       return true;
     },
   };
