@@ -536,6 +536,7 @@ export class H2Connection implements FrameVisitor {
   #complete(stream: H2Stream): void {
     if (!this.#forget(stream)) return;
     this.#guard(undefined, () => this.#handler.onStreamEnd(stream));
+    this.#letGoOfUser(stream);
     this.#closeIfDone();
   }
 
@@ -555,9 +556,21 @@ export class H2Connection implements FrameVisitor {
     return true;
   }
 
+  /**
+   * After a stream's last event nothing of the codec reads its user again, so it is let go: a
+   * closed stream object can outlive that event (measured, not traced to its holder), and through
+   * it the finished exchange did. On the gRPC bench a quarter of what the relay allocated
+   * outlived V8's young generation that way, to be freed only by a full collection: 3.4 KB a
+   * call, 0.9 KB with the link cut (bench/grpc-profile.mjs --heap, BENCH_HEAP_SURVIVORS=1).
+   */
+  #letGoOfUser(stream: H2Stream): void {
+    stream.user = undefined;
+  }
+
   #resetForUser(stream: H2Stream, errorCode: number, byPeer: boolean): void {
     if (!this.#forget(stream)) return;
     this.#guard(undefined, () => this.#handler.onReset(stream, errorCode, byPeer));
+    this.#letGoOfUser(stream);
     this.#closeIfDone();
   }
 

@@ -78,6 +78,28 @@ t.test("a request, its body and trailers reach the user in order; the answer goe
   t.equal(under.connection.openStreams, 0, "both sides ended: the stream is gone");
 });
 
+t.test("a stream lets go of its user once its last event is told: completed or reset, the user is the handler's to drop", async (t) => {
+  const under = server();
+  const users = new Map<number, unknown>();
+  under.onHead = (stream) => {
+    stream.user = { exchange: stream.id };
+    users.set(stream.id, stream.user);
+  };
+  under.receive(headers(1, GET), headers(3, POST, false));
+  const completed = under.streams.get(1)!;
+  const reset = under.streams.get(3)!;
+  t.same(completed.user, users.get(1), "held while the stream is open");
+  under.connection.respond(completed, [":status", "200"], true);
+  t.equal(completed.user, undefined, "completed: let go after onStreamEnd");
+  under.receive(rst(3, H2_ERROR.CANCEL));
+  t.equal(reset.user, undefined, "reset by the peer: let go after onReset");
+  t.same(
+    under.events.filter((event) => event.kind === "end" || event.kind === "reset").map((event) => event.kind),
+    ["end", "reset"],
+    "each was told",
+  );
+});
+
 t.test("an answer complete before its request: the stream stays half-closed (local) until the request ends, its flow control still kept", async (t) => {
   const under = server();
   under.onHead = (stream) => under.connection.respond(stream, [":status", "413"], true);
