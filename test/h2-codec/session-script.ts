@@ -56,6 +56,16 @@ const name = fc.oneof(fc.constantFrom("accept", "user-agent", "cookie", "content
 const bodyMethod = fc.constantFrom("POST", "PUT", "PATCH", "DELETE");
 const path = fc.oneof(fc.constant("/"), fc.stringMatching(/^\/[a-zA-Z0-9/._~%-]{0,30}(\?[a-z0-9=&]{0,12})?$/));
 
+/** What a request and a response share: the body's DATA frames, a content-length or not, trailers, and how the head's frames are cut, padded and prioritised. */
+export const messageParts = {
+  data: fc.array(fc.record({ length: fc.integer({ min: 0, max: 1500 }), pad: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }) }), { maxLength: 3 }),
+  contentLength: fc.boolean(),
+  trailers: fc.option(fc.array(fc.tuple(fc.stringMatching(/^x-t[a-z]{0,6}$/), value), { minLength: 1, maxLength: 2 }), { nil: undefined, freq: 3 }),
+  headPieces: fc.integer({ min: 1, max: 3 }),
+  headPad: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
+  headPriority: fc.boolean(),
+};
+
 const request: fc.Arbitrary<Request> = fc
   .record({
     method: fc.oneof(fc.constantFrom("GET", "HEAD", "OPTIONS"), bodyMethod),
@@ -65,12 +75,7 @@ const request: fc.Arbitrary<Request> = fc
     // At most one host, of authority characters: nghttp2 refuses a second or an empty one and drops one of other octets.
     host: fc.option(fc.constantFrom("localhost", "example.test:8443", "[::1]:80"), { nil: undefined, freq: 3 }),
     regular: fc.array(fc.tuple(name, value), { maxLength: 6 }),
-    data: fc.array(fc.record({ length: fc.integer({ min: 0, max: 1500 }), pad: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }) }), { maxLength: 3 }),
-    contentLength: fc.boolean(),
-    trailers: fc.option(fc.array(fc.tuple(fc.stringMatching(/^x-t[a-z]{0,6}$/), value), { minLength: 1, maxLength: 2 }), { nil: undefined, freq: 3 }),
-    headPieces: fc.integer({ min: 1, max: 3 }),
-    headPad: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
-    headPriority: fc.boolean(),
+    ...messageParts,
   })
   .map(({ method, scheme, path, authority, host, regular, data, contentLength, trailers, headPieces, headPad, headPriority }) => {
     // Requests without a body are sent the usual way: HEADERS with END_STREAM, no DATA.

@@ -27,9 +27,10 @@ function upstreamLeniencies(frames: readonly FrameSpec[], codec: Answer, node: A
   const reasons: string[] = [];
   // Extensions node:http2's client takes: ALTSVC (RFC 7838), ORIGIN (RFC 8336), PRIORITY_UPDATE (RFC 9218 §7.1: a connection error from a server); nghttp2 ends the connection on a malformed one, the codec ignores the types as unknown (RFC 9113 §5.5).
   if (frames.some((f) => EXTENSION_FRAMES.has(f.type))) reasons.push("an ALTSVC, ORIGIN or PRIORITY_UPDATE frame (extensions nghttp2 takes)");
-  // RFC 9113 §8.1.1: a malformed response (DATA past its content-length, content on a HEAD's) is a stream error; nghttp2 makes some connection errors.
-  const streamErrors = [...codec.resets].filter(([id, codes]) => codes[0] === PROTOCOL_ERROR && !node.resets.has(id));
-  if (node.goaway === PROTOCOL_ERROR && streamErrors.length > 0) reasons.push("a malformed response the codec reset alone (nghttp2: a connection error)");
+  // RFC 9113 §8.1.1: a malformed response (DATA past its content-length, content on a HEAD's) is a stream error; nghttp2 makes
+  // some connection errors, and node:http2 fails its callback on others (its session then hands its user nothing more, whatever
+  // GOAWAY follows): the codec, which reset that stream alone, goes on with the others.
+  if (codec.resets.size > 0 && [...codec.resets].every(([id, codes]) => codes[0] === PROTOCOL_ERROR && !node.resets.has(id))) reasons.push("a malformed response the codec reset alone (nghttp2 ended the connection)");
   // RFC 9113 §6.8: the streams at or below the last id may still complete; node:http2 destroys the session on a GOAWAY with an error.
   if (frames.some((f) => f.type === FRAME.GOAWAY && f.streamId === 0 && f.payload.length === 8 && f.payload.readUInt32BE(4) !== 0)) reasons.push("the app's GOAWAY with an error (node:http2 destroys the session)");
   // RFC 9113 §8.1.1: DATA before the response's HEADERS is a malformed response (a stream error); nghttp2 makes it a connection error.

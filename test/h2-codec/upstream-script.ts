@@ -1,6 +1,6 @@
 // Valid app sessions for the upstream differential: the client's requests (GET or HEAD), and the app's responses to them (status, fields, 1xx heads, bodies, padding, CONTINUATION splits, trailers) interleaved with control frames.
 import fc from "fast-check";
-import { control, value, type Field, type Request, type Script } from "./session-script.js";
+import { control, messageParts, value, type Field, type Request, type Script } from "./session-script.js";
 
 export type Method = "GET" | "HEAD";
 
@@ -21,12 +21,7 @@ const exchange: fc.Arbitrary<{ method: Method; response: Request }> = fc
     status: fc.oneof({ weight: 4, arbitrary: contentStatus }, { weight: 1, arbitrary: noContentStatus }),
     interim: fc.option(fc.array(fc.constantFrom<Field[]>([[":status", "100"]], [[":status", "103"], ["link", "</style.css>; rel=preload"]]), { minLength: 1, maxLength: 2 }), { nil: undefined, freq: 4 }),
     regular: fc.array(fc.tuple(responseName, value), { maxLength: 6 }),
-    data: fc.array(fc.record({ length: fc.integer({ min: 0, max: 1500 }), pad: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }) }), { maxLength: 3 }),
-    contentLength: fc.boolean(),
-    trailers: fc.option(fc.array(fc.tuple(fc.stringMatching(/^x-t[a-z]{0,6}$/), value), { minLength: 1, maxLength: 2 }), { nil: undefined, freq: 3 }),
-    headPieces: fc.integer({ min: 1, max: 3 }),
-    headPad: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
-    headPriority: fc.boolean(),
+    ...messageParts,
   })
   .map(({ method, status, interim, regular, data, contentLength, trailers, headPieces, headPad, headPriority }) => {
     // A response to HEAD, and a 204 or 304, has no content (RFC 9110 §9.3.2, §6.4.1); a HEAD's content-length is the GET's.
