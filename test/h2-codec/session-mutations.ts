@@ -26,11 +26,11 @@ const pseudoAt = (req: Request, arg: number): Field => {
   req.fields.unshift(placeholder);
   return placeholder;
 };
-export const insertAt = (text: string, arg: number, piece: string) => {
+const insertAt = (text: string, arg: number, piece: string) => {
   const at = arg % (text.length + 1);
   return text.slice(0, at) + piece + text.slice(at);
 };
-export const bodyLength = (req: Request) => req.data.reduce((sum, { length }) => sum + length, 0);
+const bodyLength = (req: Request) => req.data.reduce((sum, { length }) => sum + length, 0);
 
 /** Request-level mutations: the header list (or trailers) made invalid, or valid in an unusual way. */
 export const FIELD_MUTATIONS: Record<string, FieldMutation> = {
