@@ -279,7 +279,7 @@ FUZZ_RUNS ?= 1000000
 fuzz: node_modules/.installed
 	FUZZ_RUNS=$(FUZZ_RUNS) $(TAP) --disable-coverage --timeout 0 test/procfs/tcp-table-fuzz.test.ts test/relay/request-fuzz.test.ts test/relay/http2/h2-frame-fuzz.test.ts \
 	  test/h2-codec/frame-fuzz.test.ts test/h2-codec/hpack-fuzz.test.ts test/h2-codec/nghttp2-oracle.test.ts \
-	  test/h2-codec/nghttp2-mutated.test.ts test/h2-codec/session-differential.test.ts
+	  test/h2-codec/nghttp2-mutated.test.ts test/h2-codec/session-differential.test.ts test/h2-codec/upstream-differential.test.ts
 
 SOAK_SECONDS ?= 600
 soak: build

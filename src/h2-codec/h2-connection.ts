@@ -218,6 +218,7 @@ export class H2Connection implements FrameVisitor {
     this.#lastLocalStreamId = this.#lastLocalStreamId === 0 ? 1 : this.#lastLocalStreamId + 2;
     const stream = new H2Stream(this.#lastLocalStreamId, this.#peerInitialWindow, this.#streamWindow);
     stream.user = user;
+    stream.headRequest = isHeadRequest(fields);
     this.streams.set(stream.id, stream);
     this.#writer.headers(stream.id, fields, endStream, this.#encoder, neverIndexed);
     if (endStream) stream.endOneSide(true);
@@ -394,10 +395,15 @@ export class H2Connection implements FrameVisitor {
       if (decoded !== DECODED.OK || !checkResponseHead(fields, this.#facts)) return this.#malformed(stream);
       const status = fields[1] as string;
       const interim = status.charCodeAt(0) === 0x31; /* 1xx */
-      if (interim && (endStream || status === "101")) return this.#malformed(stream);
+      // A 1xx ends nothing, 101 is not for HTTP/2 (RFC 9113 §8.6), and a 1xx has no content-length (RFC 9110 §8.6).
+      if (interim && (endStream || status === "101" || this.#facts.contentLength >= 0)) return this.#malformed(stream);
       if (!interim) {
         stream.finalHeadSeen = true;
-        stream.contentLength = this.#facts.contentLength;
+        // RFC 9110 §6.4.1: a HEAD's, a 204's and a 304's response has no content; its content-length (a 204 may only say 0,
+        // §8.6) is not a promise of DATA, and DATA octets are malformed (nghttp2's rule too).
+        const noContent = stream.headRequest || status === "204" || status === "304";
+        if (status === "204" && this.#facts.contentLength >= 0 && !contentLengthIsZero(fields)) return this.#malformed(stream);
+        stream.contentLength = noContent ? 0 : this.#facts.contentLength;
       }
       if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
       const closes = endStream && stream.endOneSide(false);
@@ -711,3 +717,17 @@ export class H2Connection implements FrameVisitor {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** A 204's content-length may only be "0", as written (RFC 9110 §8.6 forbids any; nghttp2 lets that one through, servers send it). */
+function contentLengthIsZero(fields: readonly string[]): boolean {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === "content-length") return fields[i + 1] === "0";
+  return true;
+}
+
+/** Whether a request head's :method is HEAD (pseudo-fields come first: the scan stops at the first regular one). */
+function isHeadRequest(fields: readonly string[]): boolean {
+  for (let i = 0; i < fields.length && (fields[i] as string).charCodeAt(0) === 0x3a; i += 2) {
+    if (fields[i] === ":method") return fields[i + 1] === "HEAD";
+  }
+  return false;
+}

@@ -30,6 +30,8 @@ export class H2Stream {
   received = 0;
   /** Client side: a final (non-1xx) response head has come, so the next HEADERS are trailers. */
   finalHeadSeen = false;
+  /** Client side: the request was a HEAD, so its response has no content whatever its content-length says (RFC 9110 §9.3.2). */
+  headRequest = false;
   /** Output waiting for window: DATA payloads, then trailers or the end. */
   readonly queue: Buffer[] = [];
   queuedEnd = false;

@@ -1,7 +1,7 @@
-// The session differential's client: writes one case's bytes to a server in the given pieces, a PING last, and reads the answer frames until the PING's ACK, the close or the bound.
+// The session differential's client: writes one case's bytes to a server in the given pieces, a PING last, and reads the answer frames until the PING's ACK, the close or the bound (the reading shared with the upstream differential's app).
 import net from "node:net";
 import { once } from "node:events";
-import { FLAG, FRAME, FrameReader, frame, frameContent, staticStatusOf } from "../relay/http2/h2-frames.js";
+import { FLAG, FRAME, FrameReader, frame, frameContent, staticStatusOf, type Frame } from "../relay/http2/h2-frames.js";
 
 /** What came back on one connection. */
 export interface Answer {
@@ -19,7 +19,7 @@ export interface Answer {
 }
 
 /** The marker: a PING with this payload is the case's last frame; its ACK says the server read all before it. */
-const MARKER = Buffer.from("diffmark", "latin1");
+export const MARKER = Buffer.from("diffmark", "latin1");
 export const MARKER_PING = frame(FRAME.PING, 0, 0, MARKER);
 
 /**
@@ -33,8 +33,39 @@ export async function runCase(port: number, pieces: readonly Buffer[], boundMs: 
   socket.on("error", () => {});
   await once(socket, "connect");
   const answer: Answer = { resets: new Map(), responses: new Map(), goaway: undefined, goawayLastStreamId: 0, end: "bound", clientPort: socket.localPort ?? 0 };
-  const done = new Promise<void>((resolve) => {
+  const done = readAnswer(socket, answer, boundMs, (received) => {
+    if (received.type === FRAME.HEADERS) {
+      const block = frameContent(received.type, received.flags, received.payload);
+      if (block !== undefined) onHeaderBlock?.(received.streamId, block);
+      if (!answer.responses.has(received.streamId)) answer.responses.set(received.streamId, { status: staticStatusOf(received.payload) ?? 0, ended: (received.flags & FLAG.END_STREAM) !== 0 });
+    } else if (received.type === FRAME.DATA && (received.flags & FLAG.END_STREAM) !== 0) {
+      const response = answer.responses.get(received.streamId);
+      if (response !== undefined) response.ended = true;
+    }
+  });
+  await writePieces(socket, [...pieces, MARKER_PING]);
+  await done;
+  socket.destroy();
+  return answer;
+}
+
+/** Writes each piece once the one before has gone, until the socket ends. */
+export async function writePieces(socket: net.Socket, pieces: readonly Buffer[]): Promise<void> {
+  for (const piece of pieces) {
+    if (socket.destroyed || socket.writableEnded) break;
+    await new Promise<void>((resolve) => socket.write(piece, () => resolve()));
+  }
+}
+
+/**
+ * Reads the peer's frames on `socket` into `answer` (its resets and first GOAWAY) until the marker
+ * PING's ACK, the close (or a GOAWAY with an error), or `boundMs`; `skip` octets first (a client's
+ * preface, read on the server side). `onFrame` sees every frame.
+ */
+export function readAnswer(socket: net.Socket, answer: Answer, boundMs: number, onFrame: (frame: Frame) => void, skip = 0): Promise<void> {
+  return new Promise<void>((resolve) => {
     const reader = new FrameReader((received) => {
+      onFrame(received);
       if (received.type === FRAME.RST_STREAM && received.payload.length === 4) {
         const codes = answer.resets.get(received.streamId) ?? [];
         codes.push(received.payload.readUInt32BE(0));
@@ -47,20 +78,18 @@ export async function runCase(port: number, pieces: readonly Buffer[], boundMs: 
           answer.end = "closed";
           resolve();
         }
-      } else if (received.type === FRAME.HEADERS) {
-        const block = frameContent(received.type, received.flags, received.payload);
-        if (block !== undefined) onHeaderBlock?.(received.streamId, block);
-        if (!answer.responses.has(received.streamId)) answer.responses.set(received.streamId, { status: staticStatusOf(received.payload) ?? 0, ended: (received.flags & FLAG.END_STREAM) !== 0 });
-      } else if (received.type === FRAME.DATA && (received.flags & FLAG.END_STREAM) !== 0) {
-        const response = answer.responses.get(received.streamId);
-        if (response !== undefined) response.ended = true;
       } else if (received.type === FRAME.PING && (received.flags & FLAG.ACK) !== 0 && received.payload.equals(MARKER)) {
         answer.end = "ack";
         resolve();
       }
     });
-    socket.on("data", (chunk: Buffer) => reader.push(chunk));
-    // The server's FIN: ours follows, so that a server that ends with a half-close (the codec) closes.
+    let toSkip = skip;
+    socket.on("data", (chunk: Buffer) => {
+      const skipped = Math.min(toSkip, chunk.length);
+      toSkip -= skipped;
+      if (skipped < chunk.length) reader.push(chunk.subarray(skipped));
+    });
+    // The peer's FIN: ours follows, so that a peer that ends with a half-close (the codec) closes.
     socket.on("end", () => socket.end());
     socket.on("close", () => {
       if (answer.end === "bound") answer.end = "closed";
@@ -68,11 +97,4 @@ export async function runCase(port: number, pieces: readonly Buffer[], boundMs: 
     });
     setTimeout(resolve, boundMs).unref();
   });
-  for (const piece of [...pieces, MARKER_PING]) {
-    if (socket.destroyed || socket.writableEnded) break;
-    await new Promise<void>((resolve) => socket.write(piece, () => resolve()));
-  }
-  await done;
-  socket.destroy();
-  return answer;
 }

@@ -12,7 +12,8 @@ export interface CaseOutcome {
 }
 
 const CODES = ["NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT", "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR", "CONNECT_ERROR", "ENHANCE_YOUR_CALM"];
-const codeName = (code: number | undefined) => (code === undefined ? "none" : (CODES[code] ?? `0x${code.toString(16)}`));
+/** An error code by its RFC 9113 §7 name. */
+export const codeName = (code: number | undefined) => (code === undefined ? "none" : (CODES[code] ?? `0x${code.toString(16)}`));
 
 /** The counts of a run, by class (the mutations of the case, then the difference). */
 export class SessionVerdicts {
@@ -21,12 +22,15 @@ export class SessionVerdicts {
   agreed = 0;
   readonly classes = new Map<string, number>();
 
+  /** `reader`: who the comparison is about (the app behind the server, or the user of a client). */
+  constructor(readonly reader: "app" | "user" = "app") {}
+
   count(key: string): void {
     this.classes.set(key, (this.classes.get(key) ?? 0) + 1);
   }
 
   report(): string[] {
-    const lines = [`agreed at app level: ${this.agreed} cases (${this.agreedValid} of them unmutated); a refusal by both: ${this.refusedByBoth}`];
+    const lines = [`agreed at ${this.reader} level: ${this.agreed} cases (${this.agreedValid} of them unmutated); a refusal by both: ${this.refusedByBoth}`];
     const sorted = [...this.classes].sort(([a], [b]) => a.localeCompare(b));
     for (const [key, count] of sorted) lines.push(`  ${count}\t${key}`);
     return lines;
@@ -37,12 +41,12 @@ export class SessionVerdicts {
  * Where nghttp2 (or node:http2 around it) ends the connection and the codec, on purpose, does not:
  * then what the codec's app got after that point is counted, not failed. Each names its reason.
  */
-function connectionLeniencies(frames: readonly FrameSpec[], node: Answer): string[] {
+export function connectionLeniencies(frames: readonly FrameSpec[], node: Answer): string[] {
   const reasons: string[] = [];
   // node:http2 answers a callback of its own that failed (a header for a stream it has let go) with GOAWAY INTERNAL_ERROR: node's binding, not nghttp2's rule.
   if (node.goaway === 2) reasons.push("node:http2's GOAWAY INTERNAL_ERROR (its callback failed)");
-  // node:http2 closes its side on the client's GOAWAY (NO_ERROR: no new streams; other codes: at once); the codec goes on serving.
-  if (frames.some((f) => f.type === FRAME.GOAWAY && f.streamId === 0)) reasons.push("the client's GOAWAY (node:http2 stops serving)");
+  // node:http2 closes its side on the peer's GOAWAY (NO_ERROR: no new streams; other codes: at once); the codec goes on with the streams the GOAWAY keeps.
+  if (frames.some((f) => f.type === FRAME.GOAWAY && f.streamId === 0)) reasons.push("the peer's GOAWAY (node:http2 stops serving or reading)");
   // RFC 9113 §6.9, §6.9.1: an increment of 0 on a stream, or one past 2^31-1, is a stream error; nghttp2 makes both connection errors.
   const increment = (f: FrameSpec) => f.payload.readUInt32BE(0) & 0x7fffffff;
   if (frames.some((f) => f.type === FRAME.WINDOW_UPDATE && f.streamId !== 0 && f.payload.length === 4 && (increment(f) === 0 || increment(f) > 0x7fff0000))) reasons.push("WINDOW_UPDATE 0 or past 2^31-1 on a stream");

@@ -5,7 +5,7 @@ import t from "tap";
 import { runCase, type Answer } from "./session-client.js";
 import { diffCase, SessionVerdicts, type CaseOutcome } from "./session-compare.js";
 import { mutateFrames, mutateScript, mutations, type Mutation } from "./session-mutations.js";
-import { renderScript, script, serialize, type Script } from "./session-script.js";
+import { piecesOf, renderScript, script, serialize, type Script } from "./session-script.js";
 import { startCodecServer, startNodeServer } from "./session-servers.js";
 
 const FIXED_SEED = 20261206;
@@ -19,12 +19,6 @@ const survey = process.env.H2_DIFF_SURVEY === "1";
 const CASE_BOUND_MS = 400;
 /** The whole property's bound: a run that has not finished by then fails rather than hangs (a case takes a few ms). */
 const TOTAL_BOUND_MS = Math.max(60_000, runs * 100);
-
-/** The case's bytes cut into socket writes at `cuts` (positions modulo the length). */
-function piecesOf(bytes: Buffer, cuts: readonly number[]): Buffer[] {
-  const at = [...new Set(cuts.map((cut) => cut % bytes.length))].filter((cut) => cut > 0).sort((a, b) => a - b);
-  return [0, ...at].map((start, i) => bytes.subarray(start, at[i] ?? bytes.length));
-}
 
 function describe(s: Script, list: readonly Mutation[]): string {
   return `mutations ${JSON.stringify(list)}; requests ${JSON.stringify(s.requests.map((r) => r.fields))}`;

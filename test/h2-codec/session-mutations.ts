@@ -10,15 +10,22 @@ export interface Mutation {
   arg: number;
 }
 
-type FieldMutation = (req: Request, arg: number) => void;
-type FrameMutation = (frames: FrameSpec[], at: number, arg: number) => void;
+export type FieldMutation = (req: Request, arg: number) => void;
+export type FrameMutation = (frames: FrameSpec[], at: number, arg: number) => void;
 
-const pick = <T>(list: readonly T[], arg: number): T => list[arg % list.length] as T;
+export const pick = <T>(list: readonly T[], arg: number): T => list[arg % list.length] as T;
 const regularAt = (req: Request, arg: number): Field | undefined => {
   const regular = req.fields.filter(([name]) => !name.startsWith(":"));
   return regular.length === 0 ? undefined : pick(regular, arg);
 };
-const pseudoAt = (req: Request, arg: number): Field => pick(req.fields.filter(([name]) => name.startsWith(":")), arg);
+/** A pseudo-field of the head; a head left without any (a response's :status taken away) gets a placeholder one to mutate. */
+const pseudoAt = (req: Request, arg: number): Field => {
+  const pseudo = req.fields.filter(([name]) => name.startsWith(":"));
+  if (pseudo.length > 0) return pick(pseudo, arg);
+  const placeholder: Field = [":status", "200"];
+  req.fields.unshift(placeholder);
+  return placeholder;
+};
 const insertAt = (text: string, arg: number, piece: string) => {
   const at = arg % (text.length + 1);
   return text.slice(0, at) + piece + text.slice(at);
@@ -26,7 +33,7 @@ const insertAt = (text: string, arg: number, piece: string) => {
 const bodyLength = (req: Request) => req.data.reduce((sum, { length }) => sum + length, 0);
 
 /** Request-level mutations: the header list (or trailers) made invalid, or valid in an unusual way. */
-const FIELD_MUTATIONS: Record<string, FieldMutation> = {
+export const FIELD_MUTATIONS: Record<string, FieldMutation> = {
   "uppercase name": (req, arg) => req.fields.push([pick(["X-Upper", "Accept", "x-Mixed"], arg), "v"]),
   "NUL/CR/LF in value": (req, arg) => {
     const field = regularAt(req, arg) ?? (req.fields[req.fields.push(["x-v", "ab"]) - 1] as Field);
@@ -97,7 +104,7 @@ const u32 = (n: number) => {
 };
 
 /** Frame-level mutations, after rendering. */
-const FRAME_MUTATIONS: Record<string, FrameMutation> = {
+export const FRAME_MUTATIONS: Record<string, FrameMutation> = {
   "reorder frames": (frames, at) => {
     const i = 1 + (at % Math.max(1, frames.length - 1));
     if (i + 1 < frames.length) [frames[i], frames[i + 1]] = [frames[i + 1] as FrameSpec, frames[i] as FrameSpec];
@@ -176,17 +183,21 @@ const FRAME_MUTATIONS: Record<string, FrameMutation> = {
 export const FIELD_KINDS = Object.keys(FIELD_MUTATIONS);
 export const FRAME_KINDS = Object.keys(FRAME_MUTATIONS);
 
-/** Up to two mutations a case; a third of the cases have none (the valid sessions must agree exactly). */
-export const mutations: fc.Arbitrary<Mutation[]> = fc.oneof(
-  { weight: 1, arbitrary: fc.constant<Mutation[]>([]) },
-  { weight: 2, arbitrary: fc.array(fc.record({ kind: fc.constantFrom(...FIELD_KINDS, ...FRAME_KINDS), at: fc.nat(64), arg: fc.nat(0xffff) }), { minLength: 1, maxLength: 2 }) },
-);
+/** Up to two mutations of `kinds` a case; a third of the cases have none (the valid sessions must agree exactly). */
+export function mutationsOf(kinds: readonly string[]): fc.Arbitrary<Mutation[]> {
+  return fc.oneof(
+    { weight: 1, arbitrary: fc.constant<Mutation[]>([]) },
+    { weight: 2, arbitrary: fc.array(fc.record({ kind: fc.constantFrom(...kinds), at: fc.nat(64), arg: fc.nat(0xffff) }), { minLength: 1, maxLength: 2 }) },
+  );
+}
 
-/** Applies the request-level mutations to a copy of the script. */
-export function mutateScript(s: Script, list: readonly Mutation[]): Script {
+export const mutations = mutationsOf([...FIELD_KINDS, ...FRAME_KINDS]);
+
+/** Applies the request-level mutations (of `table`) to a copy of the script. */
+export function mutateScript(s: Script, list: readonly Mutation[], table: Record<string, FieldMutation> = FIELD_MUTATIONS): Script {
   const copy: Script = structuredClone(s);
   for (const m of list) {
-    const apply = FIELD_MUTATIONS[m.kind];
+    const apply = table[m.kind];
     if (apply === undefined) continue;
     const req = copy.requests[m.at % copy.requests.length] as Request;
     apply(req, m.arg);
@@ -194,7 +205,7 @@ export function mutateScript(s: Script, list: readonly Mutation[]): Script {
   return copy;
 }
 
-/** Applies the frame-level mutations to rendered frames (in place). */
-export function mutateFrames(frames: FrameSpec[], list: readonly Mutation[]): void {
-  for (const m of list) FRAME_MUTATIONS[m.kind]?.(frames, m.at, m.arg);
+/** Applies the frame-level mutations (of `table`) to rendered frames (in place). */
+export function mutateFrames(frames: FrameSpec[], list: readonly Mutation[], table: Record<string, FrameMutation> = FRAME_MUTATIONS): void {
+  for (const m of list) table[m.kind]?.(frames, m.at, m.arg);
 }

@@ -6,9 +6,11 @@ import { FLAG, FRAME, PREFACE, encodeField, frame, type FieldForm } from "../rel
 
 export type Field = [name: string, value: string];
 
-/** One request as the client sends it; the mutations change these before rendering. */
+/** One request as the client sends it (or, for the upstream differential, one response as the app sends it); the mutations change these before rendering. */
 export interface Request {
   fields: Field[];
+  /** Response heads before `fields` (1xx), each one HEADERS frame without END_STREAM; requests have none. */
+  interim?: Field[][];
   /** DATA frames: length and padding (undefined: not PADDED). */
   data: { length: number; pad: number | undefined }[];
   trailers: Field[] | undefined;
@@ -49,10 +51,20 @@ export interface Script {
   goawayAtEnd: boolean;
 }
 
-const value = fc.oneof(fc.constantFrom("", "gzip, deflate", "text/plain", "a=b; c=d", "1"), fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,24}[\x21-\x7e])?$/));
+export const value = fc.oneof(fc.constantFrom("", "gzip, deflate", "text/plain", "a=b; c=d", "1"), fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,24}[\x21-\x7e])?$/));
 const name = fc.oneof(fc.constantFrom("accept", "user-agent", "cookie", "content-type", "cache-control", "accept-encoding", "x-forwarded-for"), fc.stringMatching(/^x-[a-z0-9-]{1,10}$/));
 const bodyMethod = fc.constantFrom("POST", "PUT", "PATCH", "DELETE");
 const path = fc.oneof(fc.constant("/"), fc.stringMatching(/^\/[a-zA-Z0-9/._~%-]{0,30}(\?[a-z0-9=&]{0,12})?$/));
+
+/** What a request and a response share: the body's DATA frames, a content-length or not, trailers, and how the head's frames are cut, padded and prioritised. */
+export const messageParts = {
+  data: fc.array(fc.record({ length: fc.integer({ min: 0, max: 1500 }), pad: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }) }), { maxLength: 3 }),
+  contentLength: fc.boolean(),
+  trailers: fc.option(fc.array(fc.tuple(fc.stringMatching(/^x-t[a-z]{0,6}$/), value), { minLength: 1, maxLength: 2 }), { nil: undefined, freq: 3 }),
+  headPieces: fc.integer({ min: 1, max: 3 }),
+  headPad: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
+  headPriority: fc.boolean(),
+};
 
 const request: fc.Arbitrary<Request> = fc
   .record({
@@ -63,12 +75,7 @@ const request: fc.Arbitrary<Request> = fc
     // At most one host, of authority characters: nghttp2 refuses a second or an empty one and drops one of other octets.
     host: fc.option(fc.constantFrom("localhost", "example.test:8443", "[::1]:80"), { nil: undefined, freq: 3 }),
     regular: fc.array(fc.tuple(name, value), { maxLength: 6 }),
-    data: fc.array(fc.record({ length: fc.integer({ min: 0, max: 1500 }), pad: fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }) }), { maxLength: 3 }),
-    contentLength: fc.boolean(),
-    trailers: fc.option(fc.array(fc.tuple(fc.stringMatching(/^x-t[a-z]{0,6}$/), value), { minLength: 1, maxLength: 2 }), { nil: undefined, freq: 3 }),
-    headPieces: fc.integer({ min: 1, max: 3 }),
-    headPad: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
-    headPriority: fc.boolean(),
+    ...messageParts,
   })
   .map(({ method, scheme, path, authority, host, regular, data, contentLength, trailers, headPieces, headPad, headPriority }) => {
     // Requests without a body are sent the usual way: HEADERS with END_STREAM, no DATA.
@@ -90,7 +97,7 @@ const setting = fc.oneof(
   fc.tuple(fc.constant(0x99), fc.nat()),
 );
 
-const control: fc.Arbitrary<Control> = fc.record({
+export const control: fc.Arbitrary<Control> = fc.record({
   kind: fc.constantFrom("ping", "window", "priority", "settings", "settings-ack", "rst", "unknown"),
   at: fc.nat(20),
   target: fc.nat(7),
@@ -107,9 +114,12 @@ export const script: fc.Arbitrary<Script> = fc.record({
   goawayAtEnd: fc.boolean(),
 });
 
-/** A request's units in order: its head (one unit, however many frames), each DATA, its trailers. */
-function unitsOf(index: number, req: Request): { request: number; part: "head" | "data" | "trailers"; at: number }[] {
-  const units: { request: number; part: "head" | "data" | "trailers"; at: number }[] = [{ request: index, part: "head", at: 0 }];
+type Unit = { request: number; part: "interim" | "head" | "data" | "trailers"; at: number };
+
+/** A message's units in order: its interim heads, its head (one unit, however many frames), each DATA, its trailers. */
+function unitsOf(index: number, req: Request): Unit[] {
+  const units: Unit[] = (req.interim ?? []).map((_, at) => ({ request: index, part: "interim", at }));
+  units.push({ request: index, part: "head", at: 0 });
   req.data.forEach((_, at) => units.push({ request: index, part: "data", at }));
   if (req.trailers !== undefined) units.push({ request: index, part: "trailers", at: 0 });
   return units;
@@ -120,8 +130,11 @@ function padded(content: Buffer, pad: number | undefined, prefix: Buffer = Buffe
   return Buffer.concat([Buffer.from([pad]), prefix, content, Buffer.alloc(pad)]);
 }
 
-/** The frames of a script, stream ids given in the order the requests' heads go out (1, 3, 5...). */
-export function renderScript(s: Script): FrameSpec[] {
+/**
+ * The frames of a script, stream ids given in the order the requests' heads go out (1, 3, 5...);
+ * with `fixedIds` (the upstream side: the client opened the streams) request i is stream 2i+1.
+ */
+export function renderScript(s: Script, fixedIds = false): FrameSpec[] {
   const frames: FrameSpec[] = [{ type: FRAME.SETTINGS, flags: 0, streamId: 0, payload: settingsPayload(s.settings), label: "settings" }];
   const queues = s.requests.map((req, index) => unitsOf(index, req));
   const ids = new Map<number, number>();
@@ -135,6 +148,7 @@ export function renderScript(s: Script): FrameSpec[] {
     }
     return Buffer.concat(fields.map(([name, value]) => encodeField({ name, value, form: s.forms[formAt++ % s.forms.length] as FieldForm })));
   };
+  if (fixedIds) s.requests.forEach((_, index) => ids.set(index, 2 * index + 1));
   const idOf = (request: number): number => ids.get(request) ?? 2 * ids.size + 1;
   let units = 0;
   let step = 0;
@@ -166,6 +180,8 @@ export function renderScript(s: Script): FrameSpec[] {
     if (unit.part === "data") {
       const { length, pad } = req.data[unit.at]!;
       frames.push({ type: FRAME.DATA, flags: endFlag | (pad === undefined ? 0 : FLAG.PADDED), streamId, payload: padded(Buffer.alloc(length, 0x61), pad), request: unit.request, label: "data" });
+    } else if (unit.part === "interim") {
+      frames.push({ type: FRAME.HEADERS, flags: FLAG.END_HEADERS, streamId, payload: block(req.interim![unit.at]!), request: unit.request, label: "interim" });
     } else {
       const head = unit.part === "head";
       const encoded = block(head ? req.fields : req.trailers!);
@@ -184,7 +200,10 @@ export function renderScript(s: Script): FrameSpec[] {
     units++;
     placeControls();
   }
-  if (s.goawayAtEnd) frames.push({ type: FRAME.GOAWAY, flags: 0, streamId: 0, payload: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0]), label: "goaway" });
+  // The last stream id: none of the server's (a client's GOAWAY), or the last the client opened (the app's).
+  const lastId = Buffer.alloc(8);
+  if (fixedIds) lastId.writeUInt32BE(2 * s.requests.length - 1);
+  if (s.goawayAtEnd) frames.push({ type: FRAME.GOAWAY, flags: 0, streamId: 0, payload: lastId, label: "goaway" });
   return frames;
 }
 
@@ -228,4 +247,11 @@ function controlFrame(c: Control, streamId: number, opened: number): FrameSpec {
 /** The bytes of a case: the preface, then every frame. */
 export function serialize(frames: readonly FrameSpec[], preface: Buffer = PREFACE): Buffer {
   return Buffer.concat([preface, ...frames.map(({ type, flags, streamId, payload }) => frame(type, flags, streamId, payload))]);
+}
+
+/** A case's bytes cut into socket writes at `cuts` (positions modulo the length). */
+export function piecesOf(bytes: Buffer, cuts: readonly number[]): Buffer[] {
+  if (bytes.length === 0) return [];
+  const at = [...new Set(cuts.map((cut) => cut % bytes.length))].filter((cut) => cut > 0).sort((a, b) => a - b);
+  return [0, ...at].map((start, i) => bytes.subarray(start, at[i] ?? bytes.length));
 }
