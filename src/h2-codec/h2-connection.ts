@@ -4,7 +4,7 @@ import { FloodBudget, GLITCH_BUDGET, RAPID_RESET_BUDGET, type MonotonicClock } f
 import { FrameReader, type FrameVisitor } from "./frame-reader.js";
 import { MAX_WINDOW, SETTING } from "./frame-types.js";
 import { FrameWriter } from "./frame-writer.js";
-import { H2Stream, STREAM_STATE } from "./h2-stream.js";
+import { H2Stream, NO_QUEUE, STREAM_STATE } from "./h2-stream.js";
 import { DECODED, HpackDecoder } from "./hpack-decoder.js";
 import { HpackEncoder } from "./hpack-encoder.js";
 import { checkRequestHead, checkResponseHead, checkTrailers, MessageFacts } from "./message-checks.js";
@@ -240,7 +240,10 @@ export class H2Connection implements FrameVisitor {
    */
   sendData(stream: H2Stream, data: Buffer, endStream: boolean): boolean {
     if (!this.#canSend(stream)) return true;
-    if (data.length > 0) stream.queue.push(data);
+    if (data.length > 0) {
+      if (stream.queue === NO_QUEUE) stream.queue = [data];
+      else stream.queue.push(data);
+    }
     stream.queuedEnd = endStream;
     this.#sendQueued(stream);
     this.#scheduleFlush();
@@ -558,7 +561,7 @@ export class H2Connection implements FrameVisitor {
     this.#recentlyClosed.add(stream.id);
     this.#blocked.delete(stream);
     stream.state = STREAM_STATE.CLOSED;
-    stream.queue.length = 0;
+    stream.queue = NO_QUEUE;
     return true;
   }
 
@@ -615,11 +618,13 @@ export class H2Connection implements FrameVisitor {
       const ends = queue.length === 0 && stream.queuedEnd && stream.queuedTrailers === undefined;
       this.#writer.data(stream.id, piece, ends);
       if (ends) {
+        stream.queue = NO_QUEUE;
         stream.queuedEnd = false;
         this.#endLocal(stream);
         return this.#wake(stream);
       }
     }
+    stream.queue = NO_QUEUE;
     this.#blocked.delete(stream);
     if (stream.queuedTrailers !== undefined) {
       const trailers = stream.queuedTrailers;

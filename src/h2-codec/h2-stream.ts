@@ -1,6 +1,9 @@
 // One HTTP/2 stream's state (RFC 9113 §5.1), windows and queued output: a plain record the connection owns, never an emitter.
 
 /** Stream states of RFC 9113 §5.1 that a stream in the table can be in (idle ones are not in it, closed ones leave it). */
+/** The queue of every stream with nothing waiting: shared, never written (a stream takes an array of its own to queue). */
+export const NO_QUEUE: Buffer[] = Object.freeze([]) as unknown as Buffer[];
+
 export const STREAM_STATE = {
   OPEN: 0,
   /** We sent END_STREAM; the peer may still send. */
@@ -32,8 +35,12 @@ export class H2Stream {
   finalHeadSeen = false;
   /** Client side: the request was a HEAD, so its response has no content whatever its content-length says (RFC 9110 §9.3.2). */
   headRequest = false;
-  /** Output waiting for window: DATA payloads, then trailers or the end. */
-  readonly queue: Buffer[] = [];
+  /**
+   * Output waiting for window: DATA payloads, then trailers or the end. NO_QUEUE while nothing
+   * waits, which is nearly always: an array of its own for the stream's whole life was one V8
+   * found outliving its young generation and so allocated in the old one, for every stream.
+   */
+  queue: Buffer[] = NO_QUEUE;
   queuedEnd = false;
   queuedTrailers: readonly string[] | undefined;
   /** The user asked to hear when queued output has gone (backpressure released). */

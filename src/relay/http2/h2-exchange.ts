@@ -18,25 +18,19 @@ import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { ClientStream } from "./client-stream.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 
-/** What an exchange reads besides its stream: the relay's shared parts and the h2c pool. */
-export interface H2ExchangeParts {
-  readonly context: RelayContext;
-  readonly pool: H2cPool;
-}
-
 /**
  * One per stream. Its callbacks on either port are its own methods, each behind the port's
  * fault boundary (stream-port.ts), which hands a defect of ours to `#fault`.
  */
 export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineTarget {
-  readonly #parts: H2ExchangeParts;
+  readonly #context: RelayContext;
+  readonly #pool: H2cPool;
   readonly #client: ClientStream;
   readonly #request: H2Request;
   readonly #record: RequestRecord;
   /** A body read before forwarding (the gRPC health hook's), sent whole with the head. */
   readonly #preRead: Buffer | undefined;
-  /** The app's request head, the codec's flat list. */
-  readonly #fields: string[];
+  readonly #remoteAddress: string | undefined;
   #queued: QueuedRequest | undefined;
   #session: H2Connection | undefined;
   #upstream: AppStream | undefined;
@@ -54,25 +48,22 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   #done = false;
   /** A defect of ours (or a send the codec refused) in one of this stream's callbacks: this stream is reset both ways, nothing else. */
   readonly #fault = (error: unknown): void => {
-    this.#parts.context.reportFault(error);
+    this.#context.reportFault(error);
     const upstream = this.#upstream;
     this.#detachUpstream();
     upstream?.reset(true);
     this.#client.reset(false);
   };
 
-  constructor(parts: H2ExchangeParts, client: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
-    this.#parts = parts;
+  constructor(context: RelayContext, pool: H2cPool, client: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
+    this.#context = context;
+    this.#pool = pool;
     this.#client = client;
     this.#request = request;
-    this.#record = new RequestRecord(parts.context, request, remoteAddress, "HTTP/2");
+    this.#record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
     this.#preRead = preRead;
     this.#clientEnded = request.bodiless || (preRead !== undefined && preReadEnded);
-    this.#fields = upstreamH2Fields(request, {
-      target: parts.context.pathPrefix + request.url,
-      clientAddress: clientAddressOf(remoteAddress),
-      upstreamHost: parts.context.upstreamHost,
-    });
+    this.#remoteAddress = remoteAddress;
     // Nothing is read until the app's stream exists: the client's window is the only buffer.
     client.pause();
     client.onData = (chunk) => this.#onClientData(chunk);
@@ -86,7 +77,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   }
 
   start(): void {
-    this.#queued = requestAdmission(this.#parts.context, this);
+    this.#queued = requestAdmission(this.#context, this);
   }
 
   admitted(waitedMs: number | undefined): void {
@@ -100,14 +91,14 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
 
   #acquireSession(): void {
     this.#waitingForSession = true;
-    this.#parts.pool.acquire(this);
+    this.#pool.acquire(this);
   }
 
   /** Out of the pool's waiters, if still there: a request that ended never takes a session. */
   #stopWaiting(): void {
     if (!this.#waitingForSession) return;
     this.#waitingForSession = false;
-    this.#parts.pool.forget(this);
+    this.#pool.forget(this);
   }
 
   rejected(_reason: "queue_timeout", waitedMs: number): void {
@@ -116,19 +107,19 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   }
 
   refuseOverloaded(reason: OverloadReason, waitedMs: number): void {
-    recordOverloaded(this.#parts.context, this.#record, this.#request, reason, waitedMs);
+    recordOverloaded(this.#context, this.#record, this.#request, reason, waitedMs);
     this.#failBeforeHead(503, new Error("overloaded"), "overloaded", true);
   }
 
   onSession(session: H2Connection): void {
     this.#waitingForSession = false;
     if (this.#done) {
-      this.#parts.pool.release(session);
+      this.#pool.release(session);
       return;
     }
     this.#session = session;
     const endStream = this.#clientEnded && (this.#preRead === undefined || this.#preRead.length === 0);
-    const upstream = this.#parts.pool.request(session, this.#fields, endStream);
+    const upstream = this.#pool.request(session, this.#appHead(), endStream);
     this.#upstream = upstream;
     upstream.onResponse = (fields, ended) => this.#onResponse(fields, ended);
     upstream.onInterim = (fields) => this.#onInterim(fields);
@@ -152,17 +143,28 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#client.resume();
   }
 
+  /**
+   * The app's request head, the codec's flat list, made when it is sent (again, for a stream
+   * the app refused) and dropped with the call: kept on the exchange for the whole call, V8
+   * found these lists outliving its young generation and allocated them in the old one, where
+   * each waited for a full collection (bench/grpc-profile.mjs --heap, BENCH_HEAP_SURVIVORS=1).
+   */
+  #appHead(): string[] {
+    const context = this.#context;
+    return upstreamH2Fields(this.#request, { target: context.pathPrefix + this.#request.url, clientAddress: clientAddressOf(this.#remoteAddress), upstreamHost: context.upstreamHost });
+  }
+
   onSessionFailure(error: Error & { code?: string }): void {
     this.#waitingForSession = false;
     if (this.#done) return;
     const reason = upstreamErrorReason(error.code);
-    this.#parts.context.observer.upstreamError(reason);
+    this.#context.observer.upstreamError(reason);
     if (reason === "timeout") this.#failBeforeHead(504, error, "upstream response head timed out");
     else this.#failBeforeHead(502, error, "upstream unavailable");
   }
 
   #onClientData(chunk: Buffer): void {
-    this.#parts.context.garbage.streamed(chunk.length);
+    this.#context.garbage.streamed(chunk.length);
     this.#bodyForwarded = true;
     this.#record.bodyReceived(chunk.length);
     if (this.#upstream !== undefined && !this.#upstream.write(chunk)) this.#client.pause();
@@ -181,7 +183,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   #awaitHead(): void {
     if (this.#headTimer !== undefined) return;
     this.#record.requestSent();
-    this.#headTimer = setTimeout(() => this.#onHeadTimeout(), this.#parts.context.responseHeaderTimeoutMs).unref();
+    this.#headTimer = setTimeout(() => this.#onHeadTimeout(), this.#context.responseHeaderTimeoutMs).unref();
   }
 
   /** A timer is an entry from the event loop of its own: its fault boundary is here. */
@@ -201,7 +203,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     const upstream = this.#upstream;
     this.#detachUpstream();
     upstream?.reset(true);
-    this.#parts.context.observer.upstreamError("timeout");
+    this.#context.observer.upstreamError("timeout");
     this.#failBeforeHead(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
   }
 
@@ -223,7 +225,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   }
 
   #onUpstreamData(chunk: Buffer): void {
-    this.#parts.context.garbage.streamed(chunk.length);
+    this.#context.garbage.streamed(chunk.length);
     this.#record.bodySent(chunk.length);
     if (!this.#client.write(chunk)) this.#upstream?.pause();
   }
@@ -257,12 +259,12 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#client.resume();
     if (this.#responseEnded && code === H2_ERROR.NO_ERROR) return;
     if (!this.#responseStarted) {
-      this.#parts.context.observer.upstreamError(code === 0 ? "other" : "reset");
+      this.#context.observer.upstreamError(code === 0 ? "other" : "reset");
       this.#failBeforeHead(502, Object.assign(new Error(`upstream stream closed (code ${code})`), { code: "ECONNRESET" }), "upstream unavailable");
       return;
     }
     // Mid-response: the client's stream is reset too, so it can never look complete.
-    this.#parts.context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
+    this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: this.#request.url.split("?", 1)[0], code: `RST_STREAM ${code}` });
     this.#client.reset(false);
   }
 
@@ -294,7 +296,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     const session = this.#session;
     this.#session = undefined;
     this.#upstream = undefined;
-    if (session !== undefined) this.#parts.pool.release(session);
+    if (session !== undefined) this.#pool.release(session);
   }
 
   #failBeforeHead(status: number, error: Error, reason: string, overloaded = false): void {
@@ -303,6 +305,6 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#responseEnded = true;
     // What the client still sends is read and dropped, so its stream can close.
     this.#client.resume();
-    answerOwnError(this.#parts.context, this.#client, this.#request, this.#record, status, error, reason, overloaded ? OVERLOADED : undefined);
+    answerOwnError(this.#context, this.#client, this.#request, this.#record, status, error, reason, overloaded ? OVERLOADED : undefined);
   }
 }

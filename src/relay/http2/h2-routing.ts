@@ -85,7 +85,7 @@ export function forward(parts: H2RoutingParts, stream: ClientStream, request: H2
     new H2ToH1Exchange(context, stream, request, remoteAddress, preRead, preReadEnded).start();
     return;
   }
-  new H2Exchange({ context, pool: parts.h2cPool() }, stream, request, remoteAddress, preRead, preReadEnded).start();
+  new H2Exchange(context, parts.h2cPool(), stream, request, remoteAddress, preRead, preReadEnded).start();
 }
 
 /** The whole body (`ended`), or what was read when it grew past LOCAL_BODY_LIMIT (then the rest follows on the stream). */
