@@ -29,7 +29,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   readonly #request: H2Request;
   readonly #record: RequestRecord;
   /** A body read before forwarding (the gRPC health hook's), sent whole with the head. */
-  readonly #preRead: Buffer | undefined;
+  #preRead: Buffer | undefined;
   readonly #remoteAddress: string | undefined;
   #queued: QueuedRequest | undefined;
   #session: H2Connection | undefined;
@@ -129,9 +129,12 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     upstream.onDrain = () => this.#client.resume();
     upstream.onClose = () => this.#onUpstreamClose();
     upstream.onFault = this.#fault;
-    if (this.#preRead !== undefined && this.#preRead.length > 0) {
-      if (this.#clientEnded) upstream.end(this.#preRead, this.#requestTrailers);
-      else upstream.write(this.#preRead);
+    const preRead = this.#preRead;
+    // Sent once: a stream sent again (refused by the app) never carries a body.
+    this.#preRead = undefined;
+    if (preRead !== undefined && preRead.length > 0) {
+      if (this.#clientEnded) upstream.end(preRead, this.#requestTrailers);
+      else upstream.write(preRead);
       this.#bodyForwarded = true;
     }
     if (this.#clientEnded) return;

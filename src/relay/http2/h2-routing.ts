@@ -104,13 +104,18 @@ function readSmallBody(stream: ClientStream, done: (body: Buffer, ended: boolean
     length += chunk.length;
     if (length > LOCAL_BODY_LIMIT) {
       finish();
-      done(Buffer.concat(chunks, length), false);
+      done(joined(chunks, length), false);
     }
   };
   stream.onEnd = (): void => {
     finish();
-    done(Buffer.concat(chunks, length), true);
+    done(joined(chunks, length), true);
   };
+}
+
+/** The pieces as one buffer; a body that came in one piece (a gRPC message, nearly always) is not copied again. */
+function joined(chunks: readonly Buffer[], length: number): Buffer {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
 }
 
 function ignore(): void {}
