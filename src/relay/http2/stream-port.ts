@@ -35,6 +35,8 @@ export class StreamPort {
   #endPending = false;
   #trailersPending: readonly string[] | undefined;
   #flushing = false;
+  /** Both sides ended while the peer's last pieces still wait for the user: closed once they are handed on. */
+  #completeWhenDelivered = false;
 
   constructor(
     readonly connection: H2Connection,
@@ -121,9 +123,17 @@ export class StreamPort {
     this.closeWith(code);
   }
 
-  /** Both sides ended. */
+  /**
+   * Both sides ended. What the peer sent before its end and the user has not taken yet (paused:
+   * the other side's window was full) is still handed on, then the end, and only then the close:
+   * a whole answer that came while the client's window held it back is the client's whole.
+   */
   completed(): void {
     if (this.closed) return;
+    if (this.#pending !== undefined || this.#endPending) {
+      this.#completeWhenDelivered = true;
+      return;
+    }
     this.closeWith(H2_ERROR.NO_ERROR);
   }
 
@@ -213,6 +223,7 @@ export class StreamPort {
     this.#trailersPending = undefined;
     if (trailers !== undefined) this.#tellTrailers(trailers);
     if (!this.closed) this.#tellEnd();
+    if (this.#completeWhenDelivered && !this.closed) this.closeWith(H2_ERROR.NO_ERROR);
   }
 }
 
