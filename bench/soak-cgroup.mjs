@@ -109,6 +109,10 @@ const loads = [
       ]
     : []),
 ];
+if (loads.length === 0) {
+  console.log("soak-cgroup skipped: none of the loads asked for can run here (see above)");
+  process.exit(0);
+}
 
 const cgroup = createMemoryCgroup(place, `rp-soak-${process.pid}`, limitBytes);
 console.error(`soak-cgroup: cgroup v${cgroup.version} ${cgroup.path}, limit ${(limitBytes / MB).toFixed(0)} MiB${cgroup.notes.map((note) => `; ${note}`).join("")}`);
