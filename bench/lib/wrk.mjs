@@ -34,7 +34,9 @@ export function runWrk(url, { connections = 50, seconds = 5, threads = 1, script
       const p99 = toMs(/\s99%\s+(\S+)/.exec(output)?.[1] ?? "");
       const socketErrors = (/Socket errors:(.*)/.exec(output)?.[1] ?? "").match(/\d+/g) ?? [];
       const errors = Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0) + socketErrors.reduce((sum, n) => sum + Number(n), 0);
-      resolve({ requests, rps, p50, p99, errors });
+      // Which errors, as wrk names them: a timeout and a refused connection are different findings.
+      const detail = [/Socket errors:\s*(.*)/.exec(output)?.[1].trim(), /Non-2xx or 3xx responses: \d+/.exec(output)?.[0]].filter(Boolean).join("; ");
+      resolve({ requests, rps, p50, p99, errors, errorDetail: detail || undefined });
     });
   });
 }

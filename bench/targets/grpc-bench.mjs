@@ -38,13 +38,14 @@ export function startGrpcServer(program, port) {
 /**
  * Unary Check calls at `concurrency` on one channel to 127.0.0.1:`port`, for at most `seconds`
  * and `calls`. Resolves to `{ calls, errors, seconds, p50_us, p99_us, first_error? }`; killed
- * after `seconds` + 15 s if it hangs.
+ * after `seconds` + 15 s if it hangs. `signal` ends it early with SIGTERM, on which it still reports.
  */
-export function runGrpcClient(program, port, { concurrency = 10, seconds = 5, calls = 1_000_000 } = {}) {
+export function runGrpcClient(program, port, { concurrency = 10, seconds = 5, calls = 1_000_000, signal } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(program, ["client", "-addr", `127.0.0.1:${port}`, "-c", String(concurrency), "-seconds", String(seconds), "-calls", String(calls)], {
       env: { ...process.env, GOMAXPROCS: "1" },
     });
+    signal?.addEventListener("abort", () => child.kill("SIGTERM"), { once: true });
     const guard = setTimeout(() => child.kill("SIGKILL"), (seconds + 15) * 1000);
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -64,6 +66,16 @@ func client(args []string) {
 	defer conn.Close()
 	stub := healthpb.NewHealthClient(conn)
 
+	// SIGTERM or SIGINT ends the run early and still reports: a caller whose server died stops the
+	// calls, which would otherwise fail as fast as they can be made until the deadline.
+	var stopped int32
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-stop
+		atomic.StoreInt32(&stopped, 1)
+	}()
+
 	var issued, errors int64
 	var firstError atomic.Value
 	latencies := make([][]time.Duration, *concurrency)
@@ -74,7 +86,7 @@ func client(args []string) {
 		wait.Add(1)
 		go func(worker int) {
 			defer wait.Done()
-			for atomic.AddInt64(&issued, 1) <= *maxCalls && time.Now().Before(deadline) {
+			for atomic.LoadInt32(&stopped) == 0 && atomic.AddInt64(&issued, 1) <= *maxCalls && time.Now().Before(deadline) {
 				callContext, done := context.WithTimeout(context.Background(), 5*time.Second)
 				began := time.Now()
 				answer, err := stub.Check(callContext, &healthpb.HealthCheckRequest{Service: service})
