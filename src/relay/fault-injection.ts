@@ -45,6 +45,16 @@ export function faultAt(seam: FaultSeam): void {
   if (plan !== undefined && plan(seam)) throw new InjectedFault(seam);
 }
 
+/** Runs `call` behind a fault boundary of its own at `seam` (a timer's callback, say): what it throws goes to `onFault`, never up into the event loop. */
+export function withinBoundary(seam: FaultSeam, call: () => void, onFault: (error: unknown) => void): void {
+  try {
+    faultAt(seam);
+    call();
+  } catch (error) {
+    onFault(error);
+  }
+}
+
 /**
  * The plan of `READINESS_PROXY_TEST_FAULTS` (test builds only): `<rate>` throws at any seam
  * with that probability (`0.01`), `<seam>@<n>` at the n-th passing of that seam only.

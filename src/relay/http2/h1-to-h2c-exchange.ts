@@ -23,7 +23,7 @@ import { relayedResponseHead, type ResponseFraming } from "../http1/response-hea
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
 import { h1ToH2cFields } from "./h2-forward-headers.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
-import { faultAt } from "../fault-injection.js";
+import { withinBoundary } from "../fault-injection.js";
 
 /** How much request body is held while queued or connecting before reading stops (as the HTTP/1.1 exchange). */
 const HELD_BODY_BYTES = 64 * 1024;
@@ -177,17 +177,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
 
   #awaitHead(): void {
     this.#record.requestSent();
-    this.#headTimer ??= setTimeout(() => this.#onHeadTimeout(), this.#context.responseHeaderTimeoutMs).unref();
-  }
-
-  /** A timer is an entry from the event loop of its own: its fault boundary is here. */
-  #onHeadTimeout(): void {
-    try {
-      faultAt("timer");
-      this.#headTimedOut();
-    } catch (error) {
-      this.#fault(error);
-    }
+    this.#headTimer ??= setTimeout(() => withinBoundary("timer", () => this.#headTimedOut(), this.#fault), this.#context.responseHeaderTimeoutMs).unref();
   }
 
   #headTimedOut(): void {

@@ -9,7 +9,7 @@ import type { RelayContext } from "../relay-context.js";
 import { RequestRecord, type DeadlineTarget } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
 import { HEAD_TIMEOUT_CODE } from "../http1/upstream-connection.js";
-import { faultAt } from "../fault-injection.js";
+import { withinBoundary } from "../fault-injection.js";
 import { upstreamH2Fields } from "./h2-forward-headers.js";
 import { answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
@@ -28,7 +28,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   readonly #client: ClientStream;
   readonly #request: H2Request;
   readonly #record: RequestRecord;
-  /** A body read before forwarding (the gRPC health hook's), sent whole with the head. */
+  /** A body read before forwarding (the gRPC health hook's), sent whole with the head, then dropped. */
   #preRead: Buffer | undefined;
   readonly #remoteAddress: string | undefined;
   #queued: QueuedRequest | undefined;
@@ -186,17 +186,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   #awaitHead(): void {
     if (this.#headTimer !== undefined) return;
     this.#record.requestSent();
-    this.#headTimer = setTimeout(() => this.#onHeadTimeout(), this.#context.responseHeaderTimeoutMs).unref();
-  }
-
-  /** A timer is an entry from the event loop of its own: its fault boundary is here. */
-  #onHeadTimeout(): void {
-    try {
-      faultAt("timer");
-      this.#headTimedOut();
-    } catch (error) {
-      this.#fault(error);
-    }
+    this.#headTimer = setTimeout(() => withinBoundary("timer", () => this.#headTimedOut(), this.#fault), this.#context.responseHeaderTimeoutMs).unref();
   }
 
   #headTimedOut(): void {

@@ -102,7 +102,7 @@ export class StreamPort {
       return;
     }
     if (chunk.length > 0) this.#hand(chunk);
-    if (endStream && !this.closed) this.#tellEnd();
+    if (endStream && !this.closed) this.#tell(this.onEnd);
   }
 
   /** The peer's trailers: its side ends with them. */
@@ -114,7 +114,7 @@ export class StreamPort {
       return;
     }
     this.#tellTrailers(fields);
-    if (!this.closed) this.#tellEnd();
+    if (!this.closed) this.#tell(this.onEnd);
   }
 
   /** Reset by the peer, by a stream error, or by the connection's end. */
@@ -139,12 +139,7 @@ export class StreamPort {
 
   /** Room to write again (the codec's `onWritable`). */
   writable(): void {
-    try {
-      faultAt("h2 stream event");
-      this.onDrain();
-    } catch (error) {
-      this.fault(error);
-    }
+    this.#tell(this.onDrain);
   }
 
   /** Hands on the peer's trailers (each side has its own callback for them). */
@@ -170,7 +165,7 @@ export class StreamPort {
     this.closed = true;
     this.rstCode = code;
     this.#pending = undefined;
-    queueMicrotask(() => this.#tellClose());
+    queueMicrotask(() => this.#tell(this.onClose));
   }
 
   #hand(chunk: Buffer): void {
@@ -178,15 +173,6 @@ export class StreamPort {
     try {
       faultAt("h2 stream event");
       this.onData(chunk);
-    } catch (error) {
-      this.fault(error);
-    }
-  }
-
-  #tellEnd(): void {
-    try {
-      faultAt("h2 stream event");
-      this.onEnd();
     } catch (error) {
       this.fault(error);
     }
@@ -201,10 +187,11 @@ export class StreamPort {
     }
   }
 
-  #tellClose(): void {
+  /** One of the user's callbacks without arguments (they are closures of theirs: no `this` to keep), inside this stream's fault boundary. */
+  #tell(callback: () => void): void {
     try {
       faultAt("h2 stream event");
-      this.onClose();
+      callback();
     } catch (error) {
       this.fault(error);
     }
@@ -222,7 +209,7 @@ export class StreamPort {
     const trailers = this.#trailersPending;
     this.#trailersPending = undefined;
     if (trailers !== undefined) this.#tellTrailers(trailers);
-    if (!this.closed) this.#tellEnd();
+    if (!this.closed) this.#tell(this.onEnd);
     if (this.#completeWhenDelivered && !this.closed) this.closeWith(H2_ERROR.NO_ERROR);
   }
 }
