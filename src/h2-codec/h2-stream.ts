@@ -1,9 +1,9 @@
 // One HTTP/2 stream's state (RFC 9113 §5.1), windows and queued output: a plain record the connection owns, never an emitter.
 
-/** Stream states of RFC 9113 §5.1 that a stream in the table can be in (idle ones are not in it, closed ones leave it). */
 /** The queue of every stream with nothing waiting: shared, never written (a stream takes an array of its own to queue). */
 export const NO_QUEUE: Buffer[] = Object.freeze([]) as unknown as Buffer[];
 
+/** Stream states of RFC 9113 §5.1 that a stream in the table can be in (idle ones are not in it, closed ones leave it). */
 export const STREAM_STATE = {
   OPEN: 0,
   /** We sent END_STREAM; the peer may still send. */
