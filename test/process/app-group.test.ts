@@ -8,8 +8,9 @@ import { closedPort } from "../helpers/test-doubles.js";
 const APP = `
 const { spawn } = require("node:child_process");
 const worker = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
-process.stdout.write(JSON.stringify({ msg: "worker started", pid: worker.pid }) + "\\n");
+// The handler goes in before the report: the test sends SIGTERM as soon as it reads the report.
 process.on("SIGTERM", () => process.stdout.write(JSON.stringify({ msg: "app ignores SIGTERM" }) + "\\n"));
+process.stdout.write(JSON.stringify({ msg: "worker started", pid: worker.pid }) + "\\n");
 setInterval(() => {}, 1000);
 `;
 
