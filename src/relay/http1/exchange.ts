@@ -24,7 +24,8 @@ import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
 import type { Transaction } from "./transaction.js";
 import { sendOwnAnswer, writeWholeAnswer } from "./own-answer.js";
 import { openTunnel } from "./tunnel.js";
-import { HEAD_TIMEOUT_CODE, type UpstreamConnection, type UpstreamFailure, type UpstreamOwner } from "./upstream-connection.js";
+import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
+import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
 export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter, DeadlineTarget {

@@ -1,6 +1,7 @@
 // Decides what becomes of a request before anything is sent: forwarded (with its head built once), answered by the proxy, or refused with a 400 or 501.
 import { parseAbsoluteTarget } from "../../http/request-target.js";
-import { clientAddressOf, forwardedRequestHead, type ForwardedHead } from "./forwarded-request-head.js";
+import { clientAddressOf } from "../client-address.js";
+import { forwardedRequestHead, type ForwardedHead } from "./forwarded-request-head.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestHead } from "./request-head.js";
 import { expectsContinue } from "./interim-responses.js";

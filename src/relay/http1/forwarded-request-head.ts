@@ -103,9 +103,3 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   else if (options.upgrade === "other") text += "connection: close\r\n";
   return { text: `${text}\r\n`, framing };
 }
-
-/** `::ffff:10.0.0.1` -> `10.0.0.1`: a dual-stack listener reports IPv4 clients mapped. */
-export function clientAddressOf(remoteAddress: string | undefined): string {
-  const address = remoteAddress ?? "";
-  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
-}

@@ -1,20 +1,8 @@
 // One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
 import { connect, type Socket } from "node:net";
 import { faultAt } from "../fault-injection.js";
+import { HEAD_TIMEOUT_CODE, UpstreamFailure } from "../upstream-failure.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
-
-/** Why an upstream connection failed its exchange; `code` is a Node errno code or an llhttp `HPE_*` one. */
-export class UpstreamFailure extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = "UpstreamFailure";
-    this.code = code;
-  }
-}
-
-/** The log's `code` for a 504, unchanged from the undici days: operators' queries keep working. */
-export const HEAD_TIMEOUT_CODE = "UND_ERR_HEADERS_TIMEOUT";
 
 /** What an exchange is told by the connection it holds. */
 export interface UpstreamOwner {
