@@ -39,6 +39,8 @@ export const FRAME_HEADER_SIZE = 9;
 export const DEFAULT_MAX_FRAME_SIZE = 16384;
 /** SETTINGS_MAX_FRAME_SIZE's upper bound, 2^24 - 1. */
 export const LARGEST_MAX_FRAME_SIZE = 0xffffff;
+/** Every flow-control window's initial size, for a stream and for the connection (RFC 9113 §6.9.2). */
+export const DEFAULT_WINDOW = 65535;
 /** The largest flow-control window (RFC 9113 §6.9.1). */
 export const MAX_WINDOW = 0x7fffffff;
 

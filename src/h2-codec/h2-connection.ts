@@ -1,27 +1,16 @@
 // One HTTP/2 connection on a socket, either side (RFC 9113 §5, §6): stream states and ids, SETTINGS, PING, GOAWAY, flow control per hop, flood budgets; heads, data and trailers in and out.
 import { CodecError, H2_ERROR } from "./codec-error.js";
+import { ConnectionOutput, type H2Transport } from "./connection-output.js";
 import { FloodBudget, GLITCH_BUDGET, RAPID_RESET_BUDGET, type MonotonicClock } from "./flood-budget.js";
 import { FrameReader, type FrameVisitor } from "./frame-reader.js";
-import { MAX_WINDOW, SETTING } from "./frame-types.js";
-import { FrameWriter } from "./frame-writer.js";
+import { DEFAULT_WINDOW, MAX_WINDOW, SETTING } from "./frame-types.js";
 import { H2Stream, NO_QUEUE, STREAM_STATE } from "./h2-stream.js";
 import { DECODED, HpackDecoder } from "./hpack-decoder.js";
-import { HpackEncoder } from "./hpack-encoder.js";
-import { checkRequestHead, checkResponseHead, checkTrailers, MessageFacts } from "./message-checks.js";
+import { checkRequestHead, checkResponseHead, checkTrailers, contentLengthIsZero, isHeadRequest, MessageFacts } from "./message-checks.js";
+import { ReceiveWindows } from "./receive-windows.js";
 import { RecentStreamIds } from "./recent-stream-ids.js";
 
-/** The socket as the connection uses it (a `net.Socket`, or a test's stand-in). */
-export interface H2Transport {
-  write(chunk: Buffer): boolean;
-  cork(): void;
-  uncork(): void;
-  /** Octets written and not yet taken by the kernel. */
-  readonly writableLength: number;
-  pause(): unknown;
-  resume(): unknown;
-  end(): unknown;
-  destroy(): unknown;
-}
+export type { H2Transport } from "./connection-output.js";
 
 /** What the connection tells its user. A call that throws costs its stream (INTERNAL_ERROR), never the connection. */
 export interface H2ConnectionHandler {
@@ -68,12 +57,6 @@ export interface H2ConnectionOptions {
   readonly connectionWindow?: number;
 }
 
-const DEFAULT_WINDOW = 65535;
-/**
- * SETTINGS and PING ACKs and RST_STREAMs answering the peer, written and not yet taken by the
- * kernel (or made in one read): past nghttp2's 1,000, the peer floods us (ENHANCE_YOUR_CALM).
- */
-const MAX_QUEUED_ANSWERS = 1000;
 /**
  * The largest header block buffered (HEADERS and its CONTINUATIONs). A literal block is no larger
  * than the list it decodes to, so a cap at the list's 16 KiB would end the connection (GOAWAY
@@ -81,8 +64,6 @@ const MAX_QUEUED_ANSWERS = 1000;
  * LIST_TOO_LARGE and the stream alone is answered 431, as node:http2's listener did.
  */
 const MAX_HEADER_BLOCK = 64 * 1024;
-/** Past this much unwritten output, reading stops (a peer that does not read cannot make us buffer more) and new DATA waits. */
-const HIGH_WATER = 256 * 1024;
 
 /** The connection: `receive` every socket read; its user answers through `respond`, `sendData`, `sendTrailers`, `reset`, `consume`. */
 export class H2Connection implements FrameVisitor {
@@ -91,9 +72,8 @@ export class H2Connection implements FrameVisitor {
   readonly #transport: H2Transport;
   readonly #handler: H2ConnectionHandler;
   readonly #reader: FrameReader;
-  readonly #writer = new FrameWriter();
+  readonly #out: ConnectionOutput;
   readonly #decoder: HpackDecoder;
-  readonly #encoder = new HpackEncoder();
   readonly #facts = new MessageFacts();
   readonly #fields: string[] = [];
   /** Streams we reset lately: the peer's frames for them may be in flight, and are ignored. */
@@ -104,36 +84,26 @@ export class H2Connection implements FrameVisitor {
   readonly #glitches: FloodBudget;
   readonly #maxConcurrent: number;
   readonly #maxHeaderFields: number;
-  readonly #streamWindow: number;
-  readonly #connectionWindow: number;
+  readonly #windows: ReceiveWindows;
   /** The peer's settings as they apply now. */
   #peerInitialWindow = DEFAULT_WINDOW;
   #peerMaxConcurrent = 0xffffffff;
-  #sendWindow = DEFAULT_WINDOW;
-  #receiveWindow: number;
-  #unannouncedConnection = 0;
   /** The highest stream id the peer opened (server) or we opened (client). */
   #lastPeerStreamId = 0;
   #lastLocalStreamId = 0;
-  /** Streams with output waiting for window, in the order they began waiting. */
-  readonly #blocked = new Set<H2Stream>();
   #goawaySent = false;
   #goawayReceived = false;
   #closed = false;
-  #flushScheduled = false;
-  #readingPaused = false;
-  #inReceive = false;
-  #queuedAnswers = 0;
 
   constructor(transport: H2Transport, handler: H2ConnectionHandler, options: H2ConnectionOptions) {
     this.#role = options.role;
     this.#transport = transport;
     this.#handler = handler;
+    this.#out = new ConnectionOutput(transport, { endedLocally: (stream) => this.#endLocal(stream), writable: (stream) => this.#writable(stream) });
     this.#maxConcurrent = options.maxConcurrentStreams ?? 100;
     this.#maxHeaderFields = options.maxHeaderFields ?? 128;
-    this.#streamWindow = options.streamWindow ?? DEFAULT_WINDOW;
-    this.#connectionWindow = options.connectionWindow ?? 1024 * 1024;
-    this.#receiveWindow = DEFAULT_WINDOW;
+    const streamWindow = options.streamWindow ?? DEFAULT_WINDOW;
+    this.#windows = new ReceiveWindows(this.#out, streamWindow, options.connectionWindow ?? 1024 * 1024);
     const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
     this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, MAX_HEADER_BLOCK) });
@@ -144,14 +114,12 @@ export class H2Connection implements FrameVisitor {
       [SETTING.MAX_HEADER_LIST_SIZE, maxHeaderListSize],
     ];
     if (this.#role === "server") settings.push([SETTING.MAX_CONCURRENT_STREAMS, this.#maxConcurrent]);
-    if (this.#streamWindow !== DEFAULT_WINDOW) settings.push([SETTING.INITIAL_WINDOW_SIZE, this.#streamWindow]);
-    if (this.#role === "client") this.#writer.preface();
-    this.#writer.settings(settings);
-    if (this.#connectionWindow > DEFAULT_WINDOW) {
-      this.#writer.windowUpdate(0, this.#connectionWindow - DEFAULT_WINDOW);
-      this.#receiveWindow = this.#connectionWindow;
-    }
-    this.#scheduleFlush();
+    if (streamWindow !== DEFAULT_WINDOW) settings.push([SETTING.INITIAL_WINDOW_SIZE, streamWindow]);
+    const writer = this.#out.writer;
+    if (this.#role === "client") writer.preface();
+    writer.settings(settings);
+    this.#windows.announce();
+    this.#out.scheduleFlush();
   }
 
   /** The streams open now. */
@@ -176,7 +144,7 @@ export class H2Connection implements FrameVisitor {
   /** Takes one socket read. Any connection error ends the connection here (GOAWAY, then the close). */
   receive(chunk: Buffer): void {
     if (this.#closed) return;
-    this.#inReceive = true;
+    this.#out.receiving = true;
     try {
       this.#reader.push(chunk);
     } catch (error) {
@@ -186,9 +154,9 @@ export class H2Connection implements FrameVisitor {
         this.#connectionError(new CodecError("PROTOCOL_ERROR", "internal error"), H2_ERROR.INTERNAL_ERROR);
       }
     } finally {
-      this.#inReceive = false;
+      this.#out.receiving = false;
     }
-    this.#flush();
+    this.#out.flush();
   }
 
   /** The socket ended or failed: every stream still open is reset for its user. */
@@ -202,13 +170,7 @@ export class H2Connection implements FrameVisitor {
 
   /** The socket drained: reading goes on, and streams waiting for it send. */
   transportDrained(): void {
-    this.#queuedAnswers = 0;
-    if (this.#readingPaused && this.#transport.writableLength < HIGH_WATER) {
-      this.#readingPaused = false;
-      this.#transport.resume();
-    }
-    this.#sendBlocked();
-    this.#flush();
+    this.#out.drained();
   }
 
   // ---- the user's side ----
@@ -216,22 +178,22 @@ export class H2Connection implements FrameVisitor {
   /** Client side, when `canOpenStream`: opens a stream with a request head; its id is taken now, so ids rise in the order heads go out. */
   request(fields: readonly string[], endStream: boolean, user: unknown, neverIndexed?: readonly number[]): H2Stream {
     this.#lastLocalStreamId = this.#lastLocalStreamId === 0 ? 1 : this.#lastLocalStreamId + 2;
-    const stream = new H2Stream(this.#lastLocalStreamId, this.#peerInitialWindow, this.#streamWindow);
+    const stream = new H2Stream(this.#lastLocalStreamId, this.#peerInitialWindow, this.#windows.streamWindow);
     stream.user = user;
     stream.headRequest = isHeadRequest(fields);
     this.streams.set(stream.id, stream);
-    this.#writer.headers(stream.id, fields, endStream, this.#encoder, neverIndexed);
+    this.#out.writer.headers(stream.id, fields, endStream, this.#out.encoder, neverIndexed);
     if (endStream) stream.endOneSide(true);
-    this.#scheduleFlush();
+    this.#out.scheduleFlush();
     return stream;
   }
 
   /** Server side: the response head (1xx ones too: `endStream` false, and more heads may follow). */
   respond(stream: H2Stream, fields: readonly string[], endStream: boolean, neverIndexed?: readonly number[]): void {
     if (!this.#canSend(stream)) return;
-    this.#writer.headers(stream.id, fields, endStream, this.#encoder, neverIndexed);
+    this.#out.writer.headers(stream.id, fields, endStream, this.#out.encoder, neverIndexed);
     if (endStream) this.#endLocal(stream);
-    this.#scheduleFlush();
+    this.#out.scheduleFlush();
   }
 
   /**
@@ -240,24 +202,13 @@ export class H2Connection implements FrameVisitor {
    */
   sendData(stream: H2Stream, data: Buffer, endStream: boolean): boolean {
     if (!this.#canSend(stream)) return true;
-    if (data.length > 0) {
-      if (stream.queue === NO_QUEUE) stream.queue = [data];
-      else stream.queue.push(data);
-    }
-    stream.queuedEnd = endStream;
-    this.#sendQueued(stream);
-    this.#scheduleFlush();
-    if (stream.queue.length === 0) return true;
-    stream.wantsWritable = true;
-    return false;
+    return this.#out.data(stream, data, endStream);
   }
 
   /** Sends trailers, ending the stream (after any queued data). */
   sendTrailers(stream: H2Stream, fields: readonly string[]): void {
     if (!this.#canSend(stream)) return;
-    stream.queuedTrailers = fields;
-    this.#sendQueued(stream);
-    this.#scheduleFlush();
+    this.#out.trailers(stream, fields);
   }
 
   /** The stream is ours to send on still: in the table, our side not ended, the connection up. */
@@ -270,7 +221,7 @@ export class H2Connection implements FrameVisitor {
     if (this.#closed || this.streams.get(stream.id) !== stream) return;
     this.#sendReset(stream.id, errorCode);
     this.#forget(stream);
-    this.#scheduleFlush();
+    this.#out.scheduleFlush();
     this.#closeIfDone();
   }
 
@@ -280,16 +231,16 @@ export class H2Connection implements FrameVisitor {
     // Only what was handed on and not yet given back: a stream that closed returned the rest itself.
     const taken = Math.min(octets, stream.held);
     stream.held -= taken;
-    this.#returnConnectionCredit(taken);
-    this.#returnStreamCredit(stream, taken);
+    this.#windows.returnToConnection(taken);
+    if (this.streams.get(stream.id) === stream && !stream.remoteEnded) this.#windows.returnToStream(stream, taken);
   }
 
   /** The drain: GOAWAY NO_ERROR with the last stream we took; the connection closes once its streams are done. */
   shutdown(): void {
     if (this.#closed || this.#goawaySent) return;
     this.#goawaySent = true;
-    this.#writer.goaway(this.#lastPeerStreamId, H2_ERROR.NO_ERROR);
-    this.#scheduleFlush();
+    this.#out.writer.goaway(this.#lastPeerStreamId, H2_ERROR.NO_ERROR);
+    this.#out.scheduleFlush();
     this.#closeIfDone();
   }
 
@@ -305,9 +256,9 @@ export class H2Connection implements FrameVisitor {
     for (let at = 0; at < entries.length; at += 6) {
       const id = entries.readUInt16BE(at);
       const value = entries.readUInt32BE(at + 2);
-      if (id === SETTING.HEADER_TABLE_SIZE) this.#encoder.setPeerMaxTableSize(value);
+      if (id === SETTING.HEADER_TABLE_SIZE) this.#out.encoder.setPeerMaxTableSize(value);
       else if (id === SETTING.MAX_CONCURRENT_STREAMS) this.#peerMaxConcurrent = value;
-      else if (id === SETTING.MAX_FRAME_SIZE) this.#writer.maxFrameSize = value;
+      else if (id === SETTING.MAX_FRAME_SIZE) this.#out.writer.maxFrameSize = value;
       else if (id === SETTING.ENABLE_PUSH && value === 1 && this.#role === "client") throw new CodecError("PROTOCOL_ERROR", "a server enabled push");
       else if (id === SETTING.INITIAL_WINDOW_SIZE) {
         // Re-bases every open stream's window by the change (RFC 9113 §6.9.2); it may go negative.
@@ -319,9 +270,9 @@ export class H2Connection implements FrameVisitor {
         }
       }
     }
-    this.#answered();
-    this.#writer.settingsAck();
-    this.#sendBlocked();
+    this.#out.answered();
+    this.#out.writer.settingsAck();
+    this.#out.sendBlocked();
     const peerMax = this.#peerMaxConcurrent;
     if (this.#handler.onPeerSettings !== undefined) this.#guard(undefined, () => this.#handler.onPeerSettings!(peerMax));
   }
@@ -332,8 +283,8 @@ export class H2Connection implements FrameVisitor {
 
   onPing(opaque: Buffer, ack: boolean): void {
     if (ack) return;
-    this.#answered();
-    this.#writer.ping(opaque, true);
+    this.#out.answered();
+    this.#out.writer.ping(opaque, true);
   }
 
   onGoaway(lastStreamId: number, errorCode: number): void {
@@ -351,9 +302,9 @@ export class H2Connection implements FrameVisitor {
   onWindowUpdate(streamId: number, increment: number): void {
     if (streamId === 0) {
       if (increment === 0) throw new CodecError("PROTOCOL_ERROR", "WINDOW_UPDATE of 0 on the connection");
-      this.#sendWindow += increment;
-      if (this.#sendWindow > MAX_WINDOW) throw new CodecError("FLOW_CONTROL_ERROR", "the connection's window past 2^31-1");
-      this.#sendBlocked();
+      this.#out.sendWindow += increment;
+      if (this.#out.sendWindow > MAX_WINDOW) throw new CodecError("FLOW_CONTROL_ERROR", "the connection's window past 2^31-1");
+      this.#out.sendBlocked();
       return;
     }
     const stream = this.streams.get(streamId);
@@ -362,7 +313,7 @@ export class H2Connection implements FrameVisitor {
     if (increment === 0) return this.#streamError(stream.id, H2_ERROR.PROTOCOL_ERROR);
     stream.sendWindow += increment;
     if (stream.sendWindow > MAX_WINDOW) return this.#streamError(stream.id, H2_ERROR.FLOW_CONTROL_ERROR);
-    if (stream.queue.length > 0 || stream.queuedEnd || stream.queuedTrailers !== undefined) this.#sendQueued(stream);
+    this.#out.streamWindowGrew(stream);
   }
 
   onRstStream(streamId: number, errorCode: number): void {
@@ -423,25 +374,24 @@ export class H2Connection implements FrameVisitor {
   }
 
   onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void {
-    if (flowControlled > this.#receiveWindow) throw new CodecError("FLOW_CONTROL_ERROR", "DATA past the connection's window");
-    this.#receiveWindow -= flowControlled;
+    this.#windows.receive(flowControlled);
     const stream = this.streams.get(streamId);
     if (stream === undefined || stream.remoteEnded) {
       // Nobody takes these octets: the connection's credit goes back at once.
-      this.#returnConnectionCredit(flowControlled);
+      this.#windows.returnToConnection(flowControlled);
       if (stream !== undefined) return this.#streamError(streamId, H2_ERROR.STREAM_CLOSED);
       return this.#onUnknownStream(streamId, false);
     }
     if (flowControlled > stream.receiveWindow) {
-      this.#returnConnectionCredit(flowControlled);
+      this.#windows.returnToConnection(flowControlled);
       return this.#streamError(streamId, H2_ERROR.FLOW_CONTROL_ERROR);
     }
     stream.receiveWindow -= flowControlled;
     // Padding is nobody's to consume: its credit goes back now.
     const padding = flowControlled - data.length;
     if (padding > 0) {
-      this.#returnConnectionCredit(padding);
-      this.#returnStreamCredit(stream, padding);
+      this.#windows.returnToConnection(padding);
+      this.#windows.returnToStream(stream, padding);
     }
     if (this.#role === "client" && !stream.finalHeadSeen) return this.#malformed(stream);
     stream.received += data.length;
@@ -466,7 +416,7 @@ export class H2Connection implements FrameVisitor {
       this.#sendReset(streamId, H2_ERROR.REFUSED_STREAM);
       return;
     }
-    const stream = new H2Stream(streamId, this.#peerInitialWindow, this.#streamWindow);
+    const stream = new H2Stream(streamId, this.#peerInitialWindow, this.#windows.streamWindow);
     this.streams.set(streamId, stream);
     if (endStream) stream.endOneSide(false);
     if (decoded === DECODED.LIST_TOO_LARGE || fields.length > this.#maxHeaderFields * 2) return this.#guard(stream, () => this.#handler.onOversizedHead(stream));
@@ -506,7 +456,7 @@ export class H2Connection implements FrameVisitor {
   /** A stream error (RFC 9113 §5.4.2): RST_STREAM; it counts against the glitch budget (MadeYouReset, CVE-2025-8671). */
   #streamError(streamId: number, errorCode: number): void {
     this.#glitch();
-    this.#answered();
+    this.#out.answered();
     this.#sendReset(streamId, errorCode);
     const stream = this.streams.get(streamId);
     if (stream !== undefined) this.#resetForUser(stream, errorCode, false);
@@ -514,13 +464,8 @@ export class H2Connection implements FrameVisitor {
 
   /** RST_STREAM out; the peer's frames for the stream may still be on their way, and are ignored. */
   #sendReset(streamId: number, errorCode: number): void {
-    this.#writer.rstStream(streamId, errorCode);
+    this.#out.writer.rstStream(streamId, errorCode);
     this.#recentlyReset.add(streamId);
-  }
-
-  /** One more answer the peer made us queue; the count starts again whenever the socket has taken everything. */
-  #answered(): void {
-    if (++this.#queuedAnswers > MAX_QUEUED_ANSWERS) throw new CodecError("ENHANCE_YOUR_CALM", "too many SETTINGS, PING or RST_STREAM answers queued");
   }
 
   #glitch(): void {
@@ -554,12 +499,12 @@ export class H2Connection implements FrameVisitor {
     if (this.streams.get(stream.id) !== stream) return false;
     // A stream that ends while its user still holds body octets: they are the connection's again.
     if (stream.held > 0 && !this.#closed) {
-      this.#returnConnectionCredit(stream.held);
+      this.#windows.returnToConnection(stream.held);
       stream.held = 0;
     }
     this.streams.delete(stream.id);
     this.#recentlyClosed.add(stream.id);
-    this.#blocked.delete(stream);
+    this.#out.forget(stream);
     stream.state = STREAM_STATE.CLOSED;
     stream.queue = NO_QUEUE;
     return true;
@@ -600,84 +545,15 @@ export class H2Connection implements FrameVisitor {
     }
   }
 
-  /** Sends what the windows allow of a stream's queue; the end or trailers once the queue is empty. */
-  #sendQueued(stream: H2Stream): void {
-    const queue = stream.queue;
-    while (queue.length > 0) {
-      const allowed = Math.min(stream.sendWindow, this.#sendWindow);
-      if (allowed <= 0 || this.#transport.writableLength + this.#writer.pendingLength >= HIGH_WATER) {
-        this.#blocked.add(stream);
-        return;
-      }
-      const head = queue[0] as Buffer;
-      const piece = head.length <= allowed ? head : head.subarray(0, allowed);
-      if (piece === head) queue.shift();
-      else queue[0] = head.subarray(allowed);
-      stream.sendWindow -= piece.length;
-      this.#sendWindow -= piece.length;
-      const ends = queue.length === 0 && stream.queuedEnd && stream.queuedTrailers === undefined;
-      this.#writer.data(stream.id, piece, ends);
-      if (ends) {
-        stream.queue = NO_QUEUE;
-        stream.queuedEnd = false;
-        this.#endLocal(stream);
-        return this.#wake(stream);
-      }
-    }
-    stream.queue = NO_QUEUE;
-    this.#blocked.delete(stream);
-    if (stream.queuedTrailers !== undefined) {
-      const trailers = stream.queuedTrailers;
-      stream.queuedTrailers = undefined;
-      this.#writer.headers(stream.id, trailers, true, this.#encoder);
-      this.#endLocal(stream);
-    } else if (stream.queuedEnd) {
-      stream.queuedEnd = false;
-      this.#writer.data(stream.id, EMPTY, true);
-      this.#endLocal(stream);
-    }
-    this.#wake(stream);
-  }
-
-  #wake(stream: H2Stream): void {
-    if (!stream.wantsWritable) return;
-    stream.wantsWritable = false;
+  /** Output queued on the stream went, and its user asked to hear: told while the stream is still in the table. */
+  #writable(stream: H2Stream): void {
     if (this.streams.get(stream.id) === stream) this.#guard(stream, () => this.#handler.onWritable(stream));
-  }
-
-  #sendBlocked(): void {
-    for (const stream of [...this.#blocked]) {
-      if (this.#sendWindow <= 0) return;
-      this.#sendQueued(stream);
-    }
-  }
-
-  #returnStreamCredit(stream: H2Stream, octets: number): void {
-    if (this.streams.get(stream.id) !== stream || stream.remoteEnded) return;
-    stream.unannounced += octets;
-    if (stream.unannounced >= this.#streamWindow >> 1) {
-      this.#writer.windowUpdate(stream.id, stream.unannounced);
-      stream.receiveWindow += stream.unannounced;
-      stream.unannounced = 0;
-      this.#scheduleFlush();
-    }
-  }
-
-  #returnConnectionCredit(octets: number): void {
-    if (octets === 0) return;
-    this.#unannouncedConnection += octets;
-    if (this.#unannouncedConnection >= this.#connectionWindow >> 1) {
-      this.#writer.windowUpdate(0, this.#unannouncedConnection);
-      this.#receiveWindow += this.#unannouncedConnection;
-      this.#unannouncedConnection = 0;
-      this.#scheduleFlush();
-    }
   }
 
   #connectionError(error: CodecError, code: number = error.h2Code): void {
     if (this.#closed) return;
-    this.#writer.goaway(this.#lastPeerStreamId, code);
-    this.#flush();
+    this.#out.writer.goaway(this.#lastPeerStreamId, code);
+    this.#out.flush();
     this.#closed = true;
     this.#reader.stop();
     this.#transport.end();
@@ -688,51 +564,10 @@ export class H2Connection implements FrameVisitor {
   /** After GOAWAY either way, the connection ends once its last stream does. */
   #closeIfDone(): void {
     if (this.#closed || this.streams.size > 0 || !(this.#goawaySent || this.#goawayReceived)) return;
-    this.#flush();
+    this.#out.flush();
     this.#closed = true;
     this.#reader.stop();
     this.#transport.end();
     this.#handler.onClose(undefined);
   }
-
-  #scheduleFlush(): void {
-    if (this.#flushScheduled || this.#inReceive) return;
-    this.#flushScheduled = true;
-    queueMicrotask(() => this.#flush());
-  }
-
-  /** Writes this turn's frames in one go; past the high-water mark, reading stops until the socket drains. */
-  #flush(): void {
-    this.#flushScheduled = false;
-    const pieces = this.#writer.flush();
-    if (pieces.length === 0) return;
-    const transport = this.#transport;
-    if (pieces.length === 1) transport.write(pieces[0] as Buffer);
-    else {
-      transport.cork();
-      for (const piece of pieces) transport.write(piece);
-      transport.uncork();
-    }
-    if (transport.writableLength === 0) this.#queuedAnswers = 0;
-    if (!this.#readingPaused && transport.writableLength >= HIGH_WATER) {
-      this.#readingPaused = true;
-      transport.pause();
-    }
-  }
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/** A 204's content-length may only be "0", as written (RFC 9110 §8.6 forbids any; nghttp2 lets that one through, servers send it). */
-function contentLengthIsZero(fields: readonly string[]): boolean {
-  for (let i = 0; i < fields.length; i += 2) if (fields[i] === "content-length") return fields[i + 1] === "0";
-  return true;
-}
-
-/** Whether a request head's :method is HEAD (pseudo-fields come first: the scan stops at the first regular one). */
-function isHeadRequest(fields: readonly string[]): boolean {
-  for (let i = 0; i < fields.length && (fields[i] as string).charCodeAt(0) === 0x3a; i += 2) {
-    if (fields[i] === ":method") return fields[i + 1] === "HEAD";
-  }
-  return false;
 }

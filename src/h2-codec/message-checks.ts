@@ -206,3 +206,17 @@ function refuse(facts: MessageFacts, reason: string): false {
   facts.reason = reason;
   return false;
 }
+
+/** A 204's content-length may only be "0", as written (RFC 9110 §8.6 forbids any; nghttp2 lets that one through, servers send it). */
+export function contentLengthIsZero(fields: readonly string[]): boolean {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === "content-length") return fields[i + 1] === "0";
+  return true;
+}
+
+/** Whether a request head's :method is HEAD (pseudo-fields come first: the scan stops at the first regular one). */
+export function isHeadRequest(fields: readonly string[]): boolean {
+  for (let i = 0; i < fields.length && (fields[i] as string).charCodeAt(0) === 0x3a; i += 2) {
+    if (fields[i] === ":method") return fields[i + 1] === "HEAD";
+  }
+  return false;
+}
