@@ -8,7 +8,7 @@ import { H2Stream, NO_QUEUE, STREAM_STATE } from "./h2-stream.js";
 import { DECODED, HpackDecoder } from "./hpack-decoder.js";
 import { checkRequestHead, checkResponseHead, checkTrailers, contentLengthIsZero, isHeadRequest, MessageFacts } from "./message-checks.js";
 import { ReceiveWindows } from "./receive-windows.js";
-import { RecentStreamIds } from "./recent-stream-ids.js";
+import { StreamIds } from "./stream-ids.js";
 
 export type { H2Transport } from "./connection-output.js";
 
@@ -76,10 +76,7 @@ export class H2Connection implements FrameVisitor {
   readonly #decoder: HpackDecoder;
   readonly #facts = new MessageFacts();
   readonly #fields: string[] = [];
-  /** Streams we reset lately: the peer's frames for them may be in flight, and are ignored. */
-  readonly #recentlyReset = new RecentStreamIds();
-  /** Streams that closed lately, however: HEADERS on one is STREAM_CLOSED, on an id never opened PROTOCOL_ERROR (§5.1.1). */
-  readonly #recentlyClosed = new RecentStreamIds();
+  readonly #ids: StreamIds;
   readonly #resets: FloodBudget;
   readonly #glitches: FloodBudget;
   readonly #maxConcurrent: number;
@@ -88,15 +85,13 @@ export class H2Connection implements FrameVisitor {
   /** The peer's settings as they apply now. */
   #peerInitialWindow = DEFAULT_WINDOW;
   #peerMaxConcurrent = 0xffffffff;
-  /** The highest stream id the peer opened (server) or we opened (client). */
-  #lastPeerStreamId = 0;
-  #lastLocalStreamId = 0;
   #goawaySent = false;
   #goawayReceived = false;
   #closed = false;
 
   constructor(transport: H2Transport, handler: H2ConnectionHandler, options: H2ConnectionOptions) {
     this.#role = options.role;
+    this.#ids = new StreamIds(options.role);
     this.#transport = transport;
     this.#handler = handler;
     this.#out = new ConnectionOutput(transport, { endedLocally: (stream) => this.#endLocal(stream), writable: (stream) => this.#writable(stream) });
@@ -138,7 +133,7 @@ export class H2Connection implements FrameVisitor {
 
   /** Client side: whether a new stream may be opened now (the peer's limit, no GOAWAY either way). */
   get canOpenStream(): boolean {
-    return !this.#closed && !this.#goawaySent && !this.#goawayReceived && this.streams.size < this.#peerMaxConcurrent && this.#lastLocalStreamId < MAX_WINDOW - 2;
+    return !this.#closed && !this.#goawaySent && !this.#goawayReceived && this.streams.size < this.#peerMaxConcurrent && this.#ids.localLeft;
   }
 
   /** Takes one socket read. Any connection error ends the connection here (GOAWAY, then the close). */
@@ -177,8 +172,7 @@ export class H2Connection implements FrameVisitor {
 
   /** Client side, when `canOpenStream`: opens a stream with a request head; its id is taken now, so ids rise in the order heads go out. */
   request(fields: readonly string[], endStream: boolean, user: unknown, neverIndexed?: readonly number[]): H2Stream {
-    this.#lastLocalStreamId = this.#lastLocalStreamId === 0 ? 1 : this.#lastLocalStreamId + 2;
-    const stream = new H2Stream(this.#lastLocalStreamId, this.#peerInitialWindow, this.#windows.streamWindow);
+    const stream = new H2Stream(this.#ids.openLocal(), this.#peerInitialWindow, this.#windows.streamWindow);
     stream.user = user;
     stream.headRequest = isHeadRequest(fields);
     this.streams.set(stream.id, stream);
@@ -239,7 +233,7 @@ export class H2Connection implements FrameVisitor {
   shutdown(): void {
     if (this.#closed || this.#goawaySent) return;
     this.#goawaySent = true;
-    this.#out.writer.goaway(this.#lastPeerStreamId, H2_ERROR.NO_ERROR);
+    this.#out.writer.goaway(this.#ids.lastPeer, H2_ERROR.NO_ERROR);
     this.#out.scheduleFlush();
     this.#closeIfDone();
   }
@@ -309,7 +303,7 @@ export class H2Connection implements FrameVisitor {
     }
     const stream = this.streams.get(streamId);
     // After a close, the peer's WINDOW_UPDATE may still be on its way (§5.1): ignored.
-    if (stream === undefined) return this.#checkNotIdle(streamId);
+    if (stream === undefined) return this.#ids.checkNotIdle(streamId);
     if (increment === 0) return this.#streamError(stream.id, H2_ERROR.PROTOCOL_ERROR);
     stream.sendWindow += increment;
     if (stream.sendWindow > MAX_WINDOW) return this.#streamError(stream.id, H2_ERROR.FLOW_CONTROL_ERROR);
@@ -318,7 +312,7 @@ export class H2Connection implements FrameVisitor {
 
   onRstStream(streamId: number, errorCode: number): void {
     const stream = this.streams.get(streamId);
-    if (stream === undefined) return this.#checkNotIdle(streamId);
+    if (stream === undefined) return this.#ids.checkNotIdle(streamId);
     // Rapid reset (CVE-2023-44487): every stream the peer cancels costs it a token.
     if (!this.#resets.spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many streams reset by the peer");
     this.#resetForUser(stream, errorCode, true);
@@ -339,8 +333,7 @@ export class H2Connection implements FrameVisitor {
     const decoded = this.#decoder.decode(block, 0, block.length, fields);
     const stream = this.streams.get(streamId);
     if (stream === undefined) {
-      if (this.#role === "client" || (streamId & 1) === 0 || streamId <= this.#lastPeerStreamId) return this.#onUnknownStream(streamId, true);
-      this.#lastPeerStreamId = streamId;
+      if (!this.#ids.openPeer(streamId)) return this.#onUnknownStream(streamId, true);
       return this.#openPeerStream(streamId, fields, decoded, endStream, dependsOn);
     }
     if (stream.remoteEnded) return this.#streamError(streamId, H2_ERROR.STREAM_CLOSED);
@@ -426,26 +419,9 @@ export class H2Connection implements FrameVisitor {
     this.#guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
   }
 
-  /**
-   * A frame for a stream not in the table. Idle ids (never opened) are a connection error; ids we
-   * reset lately are in flight and ignored; other closed ids are the peer's error: HEADERS end the
-   * connection (its HPACK state is fine, but the stream cannot be reopened), the rest the stream.
-   */
+  /** A frame for a stream not in the table (see StreamIds.answersUnknown). */
   #onUnknownStream(streamId: number, headers: boolean): void {
-    this.#checkNotIdle(streamId);
-    if (this.#recentlyReset.has(streamId)) return;
-    if (headers) {
-      if (this.#recentlyClosed.has(streamId)) throw new CodecError("STREAM_CLOSED", `HEADERS on closed stream ${streamId}`);
-      throw new CodecError("PROTOCOL_ERROR", `HEADERS on stream ${streamId}, below one opened since`);
-    }
-    this.#streamError(streamId, H2_ERROR.STREAM_CLOSED);
-  }
-
-  /** A frame on an idle stream (one never opened, above the last) is a connection error (RFC 9113 §5.1). */
-  #checkNotIdle(streamId: number): void {
-    const ownParity = this.#role === "server" ? (streamId & 1) === 0 : (streamId & 1) === 1;
-    const last = ownParity ? this.#lastLocalStreamId : this.#lastPeerStreamId;
-    if (streamId > last) throw new CodecError("PROTOCOL_ERROR", `a frame on idle stream ${streamId}`);
+    if (this.#ids.answersUnknown(streamId, headers)) this.#streamError(streamId, H2_ERROR.STREAM_CLOSED);
   }
 
   /** A malformed message (RFC 9113 §8.1.1): RST_STREAM PROTOCOL_ERROR, never handed on. */
@@ -465,7 +441,7 @@ export class H2Connection implements FrameVisitor {
   /** RST_STREAM out; the peer's frames for the stream may still be on their way, and are ignored. */
   #sendReset(streamId: number, errorCode: number): void {
     this.#out.writer.rstStream(streamId, errorCode);
-    this.#recentlyReset.add(streamId);
+    this.#ids.wasReset(streamId);
   }
 
   #glitch(): void {
@@ -503,7 +479,7 @@ export class H2Connection implements FrameVisitor {
       stream.held = 0;
     }
     this.streams.delete(stream.id);
-    this.#recentlyClosed.add(stream.id);
+    this.#ids.wasClosed(stream.id);
     this.#out.forget(stream);
     stream.state = STREAM_STATE.CLOSED;
     stream.queue = NO_QUEUE;
@@ -552,7 +528,7 @@ export class H2Connection implements FrameVisitor {
 
   #connectionError(error: CodecError, code: number = error.h2Code): void {
     if (this.#closed) return;
-    this.#out.writer.goaway(this.#lastPeerStreamId, code);
+    this.#out.writer.goaway(this.#ids.lastPeer, code);
     this.#out.flush();
     this.#closed = true;
     this.#reader.stop();
