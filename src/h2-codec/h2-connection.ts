@@ -1,4 +1,4 @@
-// One HTTP/2 connection on a socket, either side (RFC 9113 §5, §6): stream states and ids, SETTINGS, PING, GOAWAY, flow control per hop, flood budgets; heads, data and trailers in and out.
+// One HTTP/2 connection on a socket, either side (RFC 9113 §5, §6): stream states, SETTINGS, PING, GOAWAY, flood budgets, heads, data and trailers in and out; its output, receive windows and stream ids are pieces of their own.
 import { CodecError, H2_ERROR } from "./codec-error.js";
 import { ConnectionOutput, type H2Transport } from "./connection-output.js";
 import { FloodBudget, GLITCH_BUDGET, RAPID_RESET_BUDGET, type MonotonicClock } from "./flood-budget.js";
