@@ -1,4 +1,5 @@
 // The request head sent upstream, built once as one string: the client's headers minus hop-by-hop ones, X-Forwarded-* appended, the body's framing restated.
+import { ForwardedFields } from "../forwarded-fields.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import type { RequestHead } from "./request-head.js";
 
@@ -32,9 +33,7 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   const raw = request.headers;
   let listed = NO_LISTED_NAMES;
   let text = `${request.method} ${options.target} HTTP/1.1\r\n`;
-  let forwardedFor: string | undefined;
-  let forwardedProto: string | undefined;
-  let forwardedHost: string | undefined;
+  const forwarded = new ForwardedFields();
   let host: string | undefined;
   /** The Host the client sent, whatever becomes of it: X-Forwarded-Host tells the app. */
   let clientHost: string | undefined;
@@ -68,22 +67,11 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
           framing = "chunked";
           continue;
         }
-        if (name.toLowerCase() === "x-forwarded-proto") {
-          forwardedProto = forwardedProto === undefined ? value : `${forwardedProto}, ${value}`;
-          continue;
-        }
+        if (forwarded.collect(name.toLowerCase(), value)) continue;
         break;
       case 15:
-        if (name.toLowerCase() === "x-forwarded-for") {
-          forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`;
-          continue;
-        }
-        break;
       case 16:
-        if (name.toLowerCase() === "x-forwarded-host") {
-          forwardedHost = forwardedHost === undefined ? value : `${forwardedHost}, ${value}`;
-          continue;
-        }
+        if (forwarded.collect(name.toLowerCase(), value)) continue;
         break;
     }
     if (isHopByHop(name, listed)) continue;
@@ -91,12 +79,9 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   }
   if (options.hostOverride !== undefined) text += `host: ${options.hostOverride}\r\n`;
   else if (host === undefined) text += `host: ${options.upstreamHost}\r\n`;
-  const forwardedAs = options.hostOverride ?? clientHost;
-  text +=
-    `x-forwarded-for: ${forwardedFor === undefined ? options.clientAddress : `${forwardedFor}, ${options.clientAddress}`}\r\n` +
-    `x-forwarded-proto: ${forwardedProto === undefined ? "http" : `${forwardedProto}, http`}\r\n`;
-  if (forwardedAs !== undefined) text += `x-forwarded-host: ${forwardedHost === undefined ? forwardedAs : `${forwardedHost}, ${forwardedAs}`}\r\n`;
-  else if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
+  text += `x-forwarded-for: ${forwarded.forwardedFor(options.clientAddress)}\r\nx-forwarded-proto: ${forwarded.forwardedProto()}\r\n`;
+  const forwardedHost = forwarded.forwardedHost(options.hostOverride ?? clientHost);
+  if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
   if (framing === "chunked") text += "transfer-encoding: chunked\r\n";
   else if (contentLength !== undefined) text += `content-length: ${contentLength}\r\n`;
   if (options.upgrade === "websocket") text += "connection: Upgrade\r\nupgrade: websocket\r\n";

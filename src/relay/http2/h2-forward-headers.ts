@@ -1,4 +1,5 @@
 // The request head an h2 request is sent on with, built in one pass over its fields: as h2c header fields (the codec's flat list), or as HTTP/1.1 text for an HTTP/1.1 app.
+import { ForwardedFields } from "../forwarded-fields.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import type { RequestBodyFraming } from "../http1/forwarded-request-head.js";
 import type { RequestHead } from "../http1/request-head.js";
@@ -11,32 +12,6 @@ export interface H2ForwardOptions {
   readonly upstreamHost: string;
 }
 
-/** The X-Forwarded-* fields the client sent, joined, with ours appended (as for HTTP/1.1). */
-interface Forwarded {
-  for: string | undefined;
-  proto: string | undefined;
-  host: string | undefined;
-}
-
-/** Collects an X-Forwarded-* field; true when `name` was one. */
-function collectForwarded(forwarded: Forwarded, name: string, value: string): boolean {
-  if (name.length < 15 || !name.startsWith("x-forwarded-")) return false;
-  if (name === "x-forwarded-for") forwarded.for = forwarded.for === undefined ? value : `${forwarded.for}, ${value}`;
-  else if (name === "x-forwarded-proto") forwarded.proto = forwarded.proto === undefined ? value : `${forwarded.proto}, ${value}`;
-  else if (name === "x-forwarded-host") forwarded.host = forwarded.host === undefined ? value : `${forwarded.host}, ${value}`;
-  else return false;
-  return true;
-}
-
-function appendForwarded(forwarded: Forwarded, request: H2Request, options: H2ForwardOptions): [string, string, string | undefined] {
-  const host = request.authority;
-  return [
-    forwarded.for === undefined ? options.clientAddress : `${forwarded.for}, ${options.clientAddress}`,
-    forwarded.proto === undefined ? "http" : `${forwarded.proto}, http`,
-    host === undefined ? forwarded.host : forwarded.host === undefined ? host : `${forwarded.host}, ${host}`,
-  ];
-}
-
 /**
  * h2c to the app, as the codec's flat list: the client's fields minus pseudo-headers, Host
  * (`:authority` says it) and hop-by-hop ones, except `te: trailers`, which gRPC needs end to end;
@@ -45,13 +20,13 @@ function appendForwarded(forwarded: Forwarded, request: H2Request, options: H2Fo
  */
 export function upstreamH2Fields(request: H2Request, options: H2ForwardOptions): string[] {
   const out = [":method", request.method, ":path", options.target, ":scheme", "http", ":authority", request.authority ?? options.upstreamHost];
-  const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
+  const forwarded = new ForwardedFields();
   const raw = request.rawHeaders;
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index]!;
     const value = raw[index + 1]!;
     if (name.charCodeAt(0) === 0x3a /* ":" */ || name === "host") continue;
-    if (collectForwarded(forwarded, name, value)) continue;
+    if (forwarded.collect(name, value)) continue;
     if (name === "te") {
       if (value.trim().toLowerCase() === "trailers") out.push("te", "trailers");
       continue;
@@ -59,8 +34,8 @@ export function upstreamH2Fields(request: H2Request, options: H2ForwardOptions):
     if (isHopByHop(name, NO_LISTED_NAMES)) continue;
     out.push(name, value);
   }
-  const [forwardedFor, forwardedProto, forwardedHost] = appendForwarded(forwarded, request, options);
-  out.push("x-forwarded-for", forwardedFor, "x-forwarded-proto", forwardedProto);
+  out.push("x-forwarded-for", forwarded.forwardedFor(options.clientAddress), "x-forwarded-proto", forwarded.forwardedProto());
+  const forwardedHost = forwarded.forwardedHost(request.authority);
   if (forwardedHost !== undefined) out.push("x-forwarded-host", forwardedHost);
   return out;
 }
@@ -78,7 +53,7 @@ export interface Http1Head {
  */
 export function http1RequestHead(request: H2Request, options: H2ForwardOptions): Http1Head {
   let text = `${request.method} ${options.target} HTTP/1.1\r\nhost: ${request.authority ?? options.upstreamHost}\r\n`;
-  const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
+  const forwarded = new ForwardedFields();
   let cookie: string | undefined;
   let contentLength: string | undefined;
   const raw = request.rawHeaders;
@@ -86,7 +61,7 @@ export function http1RequestHead(request: H2Request, options: H2ForwardOptions):
     const name = raw[index]!;
     const value = raw[index + 1]!;
     if (name.charCodeAt(0) === 0x3a || name === "host") continue;
-    if (collectForwarded(forwarded, name, value)) continue;
+    if (forwarded.collect(name, value)) continue;
     if (name === "cookie") {
       cookie = cookie === undefined ? value : `${cookie}; ${value}`;
       continue;
@@ -99,8 +74,8 @@ export function http1RequestHead(request: H2Request, options: H2ForwardOptions):
     text += `${name}: ${value}\r\n`;
   }
   if (cookie !== undefined) text += `cookie: ${cookie}\r\n`;
-  const [forwardedFor, forwardedProto, forwardedHost] = appendForwarded(forwarded, request, options);
-  text += `x-forwarded-for: ${forwardedFor}\r\nx-forwarded-proto: ${forwardedProto}\r\n`;
+  text += `x-forwarded-for: ${forwarded.forwardedFor(options.clientAddress)}\r\nx-forwarded-proto: ${forwarded.forwardedProto()}\r\n`;
+  const forwardedHost = forwarded.forwardedHost(request.authority);
   if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
   let framing: RequestBodyFraming = "none";
   if (contentLength !== undefined) {
@@ -123,22 +98,20 @@ export function h1ToH2cFields(request: RequestHead, target: string, authority: s
   const out = [":method", request.method, ":path", target, ":scheme", "http", ":authority", authority ?? options.upstreamHost];
   const connection = request.joined("connection");
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames([connection]);
-  const forwarded: Forwarded = { for: undefined, proto: undefined, host: undefined };
+  const forwarded = new ForwardedFields();
   const raw = request.headers;
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index]!.toLowerCase();
     const value = raw[index + 1]!;
     if (name === "host" || name === "content-length") continue;
-    if (collectForwarded(forwarded, name, value)) continue;
+    if (forwarded.collect(name, value)) continue;
     if (isHopByHop(name, listed)) continue;
     out.push(name, value);
   }
   const contentLength = request.header("content-length");
   if (contentLength !== undefined) out.push("content-length", contentLength);
-  out.push("x-forwarded-for", forwarded.for === undefined ? options.clientAddress : `${forwarded.for}, ${options.clientAddress}`);
-  out.push("x-forwarded-proto", forwarded.proto === undefined ? "http" : `${forwarded.proto}, http`);
-  const host = request.header("host") ?? authority;
-  const forwardedHost = host === undefined ? forwarded.host : forwarded.host === undefined ? host : `${forwarded.host}, ${host}`;
+  out.push("x-forwarded-for", forwarded.forwardedFor(options.clientAddress), "x-forwarded-proto", forwarded.forwardedProto());
+  const forwardedHost = forwarded.forwardedHost(request.header("host") ?? authority);
   if (forwardedHost !== undefined) out.push("x-forwarded-host", forwardedHost);
   return out;
 }
