@@ -21,7 +21,7 @@ import { RequestRecord, type DeadlineTarget } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
 import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
-import { h1ToH2cFields } from "./h2-forward-headers.js";
+import { h1ToH2cFields } from "./h1-to-h2c-fields.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 import { withinBoundary } from "../fault-injection.js";
 

@@ -12,7 +12,7 @@ import { RequestRecord, type DeadlineTarget } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
 import type { UpstreamConnection, UpstreamOwner } from "../http1/upstream-connection.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
-import { http1RequestHead } from "./h2-forward-headers.js";
+import { http1RequestHead } from "./h2-to-h1-head.js";
 import { answerOwnError } from "./h2-own-answer.js";
 import type { H2Request } from "./h2-request.js";
 import { h1ToH2Fields } from "./h2-response-headers.js";

@@ -1,0 +1,54 @@
+// The HTTP/1.1 head an h2 request is sent to an HTTP/1.1 app with (RFC 9113 §8.2.3, §8.3.1), built in one pass over its fields.
+import { ForwardedFields } from "../forwarded-fields.js";
+import { NO_LISTED_NAMES, isHopByHop } from "../hop-by-hop.js";
+import type { RequestBodyFraming } from "../http1/forwarded-request-head.js";
+import type { H2ForwardOptions } from "./h2-forward-headers.js";
+import type { H2Request } from "./h2-request.js";
+
+/** An h2 request as an HTTP/1.1 head: the text and how its body is framed. */
+export interface Http1Head {
+  readonly text: string;
+  readonly framing: RequestBodyFraming;
+}
+
+/**
+ * HTTP/1.1 to the app (RFC 9113 §8.2.3, §8.3.1): `:authority` becomes Host, cookie crumbs are
+ * joined with `; `, `te` and hop-by-hop fields are dropped, and the body is framed by its
+ * content-length (nghttp2 checks that the DATA frames add up to it) or chunked.
+ */
+export function http1RequestHead(request: H2Request, options: H2ForwardOptions): Http1Head {
+  let text = `${request.method} ${options.target} HTTP/1.1\r\nhost: ${request.authority ?? options.upstreamHost}\r\n`;
+  const forwarded = new ForwardedFields();
+  let cookie: string | undefined;
+  let contentLength: string | undefined;
+  const raw = request.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!;
+    const value = raw[index + 1]!;
+    if (name.charCodeAt(0) === 0x3a || name === "host") continue;
+    if (forwarded.collect(name, value)) continue;
+    if (name === "cookie") {
+      cookie = cookie === undefined ? value : `${cookie}; ${value}`;
+      continue;
+    }
+    if (name === "content-length") {
+      contentLength = value;
+      continue;
+    }
+    if (isHopByHop(name, NO_LISTED_NAMES)) continue;
+    text += `${name}: ${value}\r\n`;
+  }
+  if (cookie !== undefined) text += `cookie: ${cookie}\r\n`;
+  text += `x-forwarded-for: ${forwarded.forwardedFor(options.clientAddress)}\r\nx-forwarded-proto: ${forwarded.forwardedProto()}\r\n`;
+  const forwardedHost = forwarded.forwardedHost(request.authority);
+  if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
+  let framing: RequestBodyFraming = "none";
+  if (contentLength !== undefined) {
+    text += `content-length: ${contentLength}\r\n`;
+    if (contentLength !== "0") framing = "length";
+  } else if (!request.bodiless) {
+    text += "transfer-encoding: chunked\r\n";
+    framing = "chunked";
+  }
+  return { text: `${text}\r\n`, framing };
+}
