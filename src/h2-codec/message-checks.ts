@@ -1,4 +1,5 @@
 // HTTP/2 message validity (RFC 9113 §8.1.1, §8.2, §8.3): what makes a decoded header list malformed, so that a relay never forwards it.
+import { fieldValue } from "./field-list.js";
 
 /**
  * The facts one check leaves behind: why a list was refused (for the log and metrics; never sent
@@ -209,8 +210,8 @@ function refuse(facts: MessageFacts, reason: string): false {
 
 /** A 204's content-length may only be "0", as written (RFC 9110 §8.6 forbids any; nghttp2 lets that one through, servers send it). */
 export function contentLengthIsZero(fields: readonly string[]): boolean {
-  for (let i = 0; i < fields.length; i += 2) if (fields[i] === "content-length") return fields[i + 1] === "0";
-  return true;
+  const contentLength = fieldValue(fields, "content-length");
+  return contentLength === undefined || contentLength === "0";
 }
 
 /** Whether a request head's :method is HEAD (pseudo-fields come first: the scan stops at the first regular one). */

@@ -10,6 +10,7 @@ import { VERSION } from "../version.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 import type { H2Connection, H2ConnectionHandler } from "../h2-codec/h2-connection.js";
 import { connectionOnSocket } from "../h2-codec/socket-binding.js";
+import { fieldValue } from "../h2-codec/field-list.js";
 import { H2_ERROR } from "../h2-codec/codec-error.js";
 
 export interface GrpcHealthProbeOptions {
@@ -229,12 +230,6 @@ class CheckCall {
     if (code !== GRPC_STATUS.OK) return grpcFailure(code, message);
     return servingOutcome(Buffer.concat(this.#chunks));
   }
-}
-
-/** The first value of `name` in a flat [name, value, ...] list. */
-function fieldValue(fields: readonly string[], name: string): string | undefined {
-  for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
-  return undefined;
 }
 
 /** The reason names the code (as ?verbose shows it); `err`, for the log only, what the app or the wire said beside it. */

@@ -2,6 +2,7 @@
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
+import { fieldValue } from "../../h2-codec/field-list.js";
 import { StreamPort } from "./stream-port.js";
 import { httpDate } from "../http-date.js";
 
@@ -32,7 +33,7 @@ export class ClientStream extends StreamPort {
   respond(fields: string[], endStream: boolean): void {
     if (this.closed || this.headersSent) return;
     this.headersSent = true;
-    if (!hasField(fields, "date")) fields.push("date", httpDate());
+    if (fieldValue(fields, "date") === undefined) fields.push("date", httpDate());
     this.connection.respond(this.stream, fields, endStream);
   }
 
@@ -50,9 +51,4 @@ export class ClientStream extends StreamPort {
   protected override deliverTrailers(fields: readonly string[]): void {
     this.onTrailers(fields);
   }
-}
-
-function hasField(fields: readonly string[], name: string): boolean {
-  for (let index = 0; index < fields.length; index += 2) if (fields[index] === name) return true;
-  return false;
 }

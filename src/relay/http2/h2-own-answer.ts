@@ -1,4 +1,5 @@
 // A proxy-made answer on an h2 stream (refusals, 502/503/504): logged, recorded, and written as the envelope or page of §6, or in gRPC's form for a gRPC call.
+import { fieldValue } from "../../h2-codec/field-list.js";
 import { errorMessageFor, type ErrorDetails } from "../../http/error-response.js";
 import { OVERLOADED } from "../admission.js";
 import { refusalAnswer } from "../own-errors.js";
@@ -32,10 +33,8 @@ export function answerOwnError(context: RelayContext, stream: ClientStream, requ
 
 /** The (first) `grpc-status` of a response's head or trailers, a flat list, or undefined. */
 export function grpcStatusOf(fields: readonly string[]): number | undefined {
-  for (let index = 0; index < fields.length; index += 2) {
-    if (fields[index] !== "grpc-status") continue;
-    const status = Number(fields[index + 1]);
-    return Number.isInteger(status) ? status : undefined;
-  }
-  return undefined;
+  const value = fieldValue(fields, "grpc-status");
+  if (value === undefined) return undefined;
+  const status = Number(value);
+  return Number.isInteger(status) ? status : undefined;
 }
