@@ -1,6 +1,5 @@
 // One stream to an h2c app, as the exchanges use it: the codec's client side (stream-port.ts) with the app's heads and trailers as the codec's flat lists.
 import type { IncomingHttpHeaders } from "node:http2";
-import { faultAt } from "../fault-injection.js";
 import { StreamPort } from "./stream-port.js";
 import { SINGLE_VALUE } from "./h2-response-headers.js";
 
@@ -19,15 +18,14 @@ export class AppStream extends StreamPort {
   /** A response head from the app. */
   receivedHead(fields: readonly string[], endStream: boolean): void {
     if (this.closed) return;
-    try {
-      faultAt("h2 stream event");
-      if (Number(fields[1]) < 200) return this.onInterim(fields);
-      this.onResponse(fields, endStream);
-      // A head with END_STREAM is the end of the answer too.
-      if (endStream && !this.closed) this.onEnd();
-    } catch (error) {
-      this.fault(error);
-    }
+    this.within(this.#deliverHead, fields, endStream);
+  }
+
+  #deliverHead(fields: readonly string[], endStream: boolean): void {
+    if (Number(fields[1]) < 200) return this.onInterim(fields);
+    this.onResponse(fields, endStream);
+    // A head with END_STREAM is the end of the answer too.
+    if (endStream && !this.closed) this.onEnd();
   }
 
   protected override deliverTrailers(fields: readonly string[]): void {

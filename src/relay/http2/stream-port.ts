@@ -102,7 +102,7 @@ export class StreamPort {
       return;
     }
     if (chunk.length > 0) this.#hand(chunk);
-    if (endStream && !this.closed) this.#tell(this.onEnd);
+    if (endStream && !this.closed) this.within(this.onEnd, undefined, undefined);
   }
 
   /** The peer's trailers: its side ends with them. */
@@ -113,8 +113,8 @@ export class StreamPort {
       this.#endPending = true;
       return;
     }
-    this.#tellTrailers(fields);
-    if (!this.closed) this.#tell(this.onEnd);
+    this.within(this.deliverTrailers, fields, undefined);
+    if (!this.closed) this.within(this.onEnd, undefined, undefined);
   }
 
   /** Reset by the peer, by a stream error, or by the connection's end. */
@@ -139,7 +139,7 @@ export class StreamPort {
 
   /** Room to write again (the codec's `onWritable`). */
   writable(): void {
-    this.#tell(this.onDrain);
+    this.within(this.onDrain, undefined, undefined);
   }
 
   /** Hands on the peer's trailers (each side has its own callback for them). */
@@ -165,36 +165,26 @@ export class StreamPort {
     this.closed = true;
     this.rstCode = code;
     this.#pending = undefined;
-    queueMicrotask(() => this.#tell(this.onClose));
+    queueMicrotask(() => this.within(this.onClose, undefined, undefined));
+  }
+
+  /**
+   * Calls `call` (one of the user's callbacks, or a method of this port, called on it) with up to
+   * two arguments inside this stream's fault boundary: the one boundary every event passes.
+   * Arguments rather than a closure, so that an event allocates nothing to get through it.
+   */
+  protected within<A, B>(call: (this: this, a: A, b: B) => void, a: A, b: B): void {
+    try {
+      faultAt("h2 stream event");
+      call.call(this, a, b);
+    } catch (error) {
+      this.fault(error);
+    }
   }
 
   #hand(chunk: Buffer): void {
     this.connection.consume(this.stream, chunk.length);
-    try {
-      faultAt("h2 stream event");
-      this.onData(chunk);
-    } catch (error) {
-      this.fault(error);
-    }
-  }
-
-  #tellTrailers(fields: readonly string[]): void {
-    try {
-      faultAt("h2 stream event");
-      this.deliverTrailers(fields);
-    } catch (error) {
-      this.fault(error);
-    }
-  }
-
-  /** One of the user's callbacks without arguments (they are closures of theirs: no `this` to keep), inside this stream's fault boundary. */
-  #tell(callback: () => void): void {
-    try {
-      faultAt("h2 stream event");
-      callback();
-    } catch (error) {
-      this.fault(error);
-    }
+    this.within(this.onData, chunk, undefined);
   }
 
   #deliverPending(): void {
@@ -208,8 +198,8 @@ export class StreamPort {
     this.#endPending = false;
     const trailers = this.#trailersPending;
     this.#trailersPending = undefined;
-    if (trailers !== undefined) this.#tellTrailers(trailers);
-    if (!this.closed) this.#tell(this.onEnd);
+    if (trailers !== undefined) this.within(this.deliverTrailers, trailers, undefined);
+    if (!this.closed) this.within(this.onEnd, undefined, undefined);
     if (this.#completeWhenDelivered && !this.closed) this.closeWith(H2_ERROR.NO_ERROR);
   }
 }
