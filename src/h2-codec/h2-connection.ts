@@ -1,61 +1,20 @@
-// One HTTP/2 connection on a socket, either side (RFC 9113 §5, §6): stream states, SETTINGS, PING, GOAWAY, flood budgets, heads, data and trailers in and out; its output, receive windows and stream ids are pieces of their own.
+// One HTTP/2 connection on a socket, either side (RFC 9113 §5, §6): the frames in, heads, data and trailers out, GOAWAY both ways and the flood budgets; its output, receive windows, stream ids, stream table and the peer's settings are pieces of their own.
 import { CodecError, H2_ERROR } from "./codec-error.js";
+import type { H2ConnectionHandler, H2ConnectionOptions } from "./connection-handler.js";
 import { ConnectionOutput, type H2Transport } from "./connection-output.js";
-import { FloodBudget, GLITCH_BUDGET, RAPID_RESET_BUDGET, type MonotonicClock } from "./flood-budget.js";
+import { FloodBudget, GLITCH_BUDGET, RAPID_RESET_BUDGET } from "./flood-budget.js";
 import { FrameReader, type FrameVisitor } from "./frame-reader.js";
 import { DEFAULT_WINDOW, MAX_WINDOW, SETTING } from "./frame-types.js";
-import { H2Stream, NO_QUEUE, STREAM_STATE } from "./h2-stream.js";
+import { H2Stream } from "./h2-stream.js";
 import { DECODED, HpackDecoder } from "./hpack-decoder.js";
 import { checkRequestHead, checkResponseHead, checkTrailers, contentLengthIsZero, isHeadRequest, MessageFacts } from "./message-checks.js";
+import { PeerSettings } from "./peer-settings.js";
 import { ReceiveWindows } from "./receive-windows.js";
 import { StreamIds } from "./stream-ids.js";
+import { StreamTable } from "./stream-table.js";
 
+export type { H2ConnectionHandler, H2ConnectionOptions } from "./connection-handler.js";
 export type { H2Transport } from "./connection-output.js";
-
-/** What the connection tells its user. A call that throws costs its stream (INTERNAL_ERROR), never the connection. */
-export interface H2ConnectionHandler {
-  /**
-   * A new stream's head (server: a request) or a response head, 1xx included (client); already
-   * checked (RFC 9113 §8). `fields` (and trailers' below) is valid during the call only: the
-   * connection decodes every block into the same list.
-   */
-  onHead(stream: H2Stream, fields: string[], neverIndexed: readonly number[], endStream: boolean): void;
-  /** Server: a request whose header list passed our 16 KiB: the stream is open, to be answered (431) and ended. */
-  onOversizedHead(stream: H2Stream): void;
-  /** A piece of the stream's body; `consume` it to let the peer send more. */
-  onData(stream: H2Stream, data: Buffer, endStream: boolean): void;
-  onTrailers(stream: H2Stream, fields: string[], neverIndexed: readonly number[]): void;
-  /** The stream ended before both sides finished: the peer's RST_STREAM (`byPeer`), our stream error, or the connection's end. */
-  onReset(stream: H2Stream, errorCode: number, byPeer: boolean): void;
-  /** The stream is over, both sides ended (after its last `onData`, `onTrailers` or our last send). */
-  onStreamEnd(stream: H2Stream): void;
-  /** Output queued for the stream has gone out (after `sendData` returned false). */
-  onWritable(stream: H2Stream): void;
-  /** The peer sent GOAWAY: no stream above `lastStreamId` was processed (client side: each was reset with REFUSED_STREAM first). */
-  onGoaway(lastStreamId: number, errorCode: number): void;
-  /** The connection is over; `error` when it ended with a connection error (ours or the peer's framing). */
-  onClose(error: CodecError | undefined): void;
-  /** The peer's SETTINGS applied (each frame, the first one included): the client side's pool learns its stream limit here. */
-  onPeerSettings?(maxConcurrentStreams: number): void;
-  /** An exception of ours thrown from a handler call: reported, its stream reset. */
-  onFault(error: unknown): void;
-}
-
-export interface H2ConnectionOptions {
-  /** Server: read the client preface first and take odd stream ids; client: send the preface and open odd ids. */
-  readonly role: "server" | "client";
-  readonly clock: MonotonicClock;
-  /** Streams the peer may open at once (server; CONTRACT §13: 100); beyond, RST_STREAM REFUSED_STREAM. */
-  readonly maxConcurrentStreams?: number;
-  /** The header list we accept (SETTINGS_MAX_HEADER_LIST_SIZE, 16 KiB as HTTP/1.1's head). */
-  readonly maxHeaderListSize?: number;
-  /** The most fields one request head may have (default 128, node:http2's maxHeaderListPairs the listener had): past it, as a list too large. */
-  readonly maxHeaderFields?: number;
-  /** Each stream's receive window (default 65,535, the protocol's initial): what one stream may hold here. */
-  readonly streamWindow?: number;
-  /** The connection's receive window (default 1 MiB), raised with a WINDOW_UPDATE at the start. */
-  readonly connectionWindow?: number;
-}
 
 /**
  * The largest header block buffered (HEADERS and its CONTINUATIONs). A literal block is no larger
@@ -67,7 +26,6 @@ const MAX_HEADER_BLOCK = 64 * 1024;
 
 /** The connection: `receive` every socket read; its user answers through `respond`, `sendData`, `sendTrailers`, `reset`, `consume`. */
 export class H2Connection implements FrameVisitor {
-  readonly streams = new Map<number, H2Stream>();
   readonly #role: "server" | "client";
   readonly #transport: H2Transport;
   readonly #handler: H2ConnectionHandler;
@@ -82,9 +40,8 @@ export class H2Connection implements FrameVisitor {
   readonly #maxConcurrent: number;
   readonly #maxHeaderFields: number;
   readonly #windows: ReceiveWindows;
-  /** The peer's settings as they apply now. */
-  #peerInitialWindow = DEFAULT_WINDOW;
-  #peerMaxConcurrent = 0xffffffff;
+  readonly #table: StreamTable;
+  readonly #peer: PeerSettings;
   #goawaySent = false;
   #goawayReceived = false;
   #closed = false;
@@ -92,13 +49,15 @@ export class H2Connection implements FrameVisitor {
   constructor(transport: H2Transport, handler: H2ConnectionHandler, options: H2ConnectionOptions) {
     this.#role = options.role;
     this.#ids = new StreamIds(options.role);
+    this.#peer = new PeerSettings(options.role);
     this.#transport = transport;
     this.#handler = handler;
-    this.#out = new ConnectionOutput(transport, { endedLocally: (stream) => this.#endLocal(stream), writable: (stream) => this.#writable(stream) });
+    this.#out = new ConnectionOutput(transport, { endedLocally: (stream) => this.#endLocal(stream), writable: (stream) => this.#table.writable(stream) });
     this.#maxConcurrent = options.maxConcurrentStreams ?? 100;
     this.#maxHeaderFields = options.maxHeaderFields ?? 128;
     const streamWindow = options.streamWindow ?? DEFAULT_WINDOW;
     this.#windows = new ReceiveWindows(this.#out, streamWindow, options.connectionWindow ?? 1024 * 1024);
+    this.#table = new StreamTable({ closed: () => this.#closed, streamGone: () => this.#closeIfDone() }, handler, this.#out, this.#windows, this.#ids);
     const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
     this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, MAX_HEADER_BLOCK) });
@@ -119,7 +78,7 @@ export class H2Connection implements FrameVisitor {
 
   /** The streams open now. */
   get openStreams(): number {
-    return this.streams.size;
+    return this.#table.streams.size;
   }
 
   get closed(): boolean {
@@ -133,7 +92,7 @@ export class H2Connection implements FrameVisitor {
 
   /** Client side: whether a new stream may be opened now (the peer's limit, no GOAWAY either way). */
   get canOpenStream(): boolean {
-    return !this.#closed && !this.#goawaySent && !this.#goawayReceived && this.streams.size < this.#peerMaxConcurrent && this.#ids.localLeft;
+    return !this.#closed && !this.#goawaySent && !this.#goawayReceived && this.#table.streams.size < this.#peer.maxConcurrentStreams && this.#ids.localLeft;
   }
 
   /** Takes one socket read. Any connection error ends the connection here (GOAWAY, then the close). */
@@ -159,7 +118,7 @@ export class H2Connection implements FrameVisitor {
     if (this.#closed) return;
     this.#closed = true;
     this.#reader.stop();
-    this.#resetAll(H2_ERROR.CANCEL);
+    this.#table.resetAll(H2_ERROR.CANCEL);
     this.#handler.onClose(undefined);
   }
 
@@ -172,10 +131,10 @@ export class H2Connection implements FrameVisitor {
 
   /** Client side, when `canOpenStream`: opens a stream with a request head; its id is taken now, so ids rise in the order heads go out. */
   request(fields: readonly string[], endStream: boolean, user: unknown, neverIndexed?: readonly number[]): H2Stream {
-    const stream = new H2Stream(this.#ids.openLocal(), this.#peerInitialWindow, this.#windows.streamWindow);
+    const stream = new H2Stream(this.#ids.openLocal(), this.#peer.initialWindow, this.#windows.streamWindow);
     stream.user = user;
     stream.headRequest = isHeadRequest(fields);
-    this.streams.set(stream.id, stream);
+    this.#table.streams.set(stream.id, stream);
     this.#out.writer.headers(stream.id, fields, endStream, this.#out.encoder, neverIndexed);
     if (endStream) stream.endOneSide(true);
     this.#out.scheduleFlush();
@@ -207,14 +166,14 @@ export class H2Connection implements FrameVisitor {
 
   /** The stream is ours to send on still: in the table, our side not ended, the connection up. */
   #canSend(stream: H2Stream): boolean {
-    return !this.#closed && !stream.localEnded && this.streams.get(stream.id) === stream;
+    return !this.#closed && !stream.localEnded && this.#table.holds(stream);
   }
 
   /** Ends a stream with RST_STREAM (`errorCode`, RFC 9113 §7); its user hears nothing more of it. */
   reset(stream: H2Stream, errorCode: number): void {
-    if (this.#closed || this.streams.get(stream.id) !== stream) return;
-    this.#sendReset(stream.id, errorCode);
-    this.#forget(stream);
+    if (this.#closed || this.#table.streams.get(stream.id) !== stream) return;
+    this.#table.sendReset(stream.id, errorCode);
+    this.#table.forget(stream);
     this.#out.scheduleFlush();
     this.#closeIfDone();
   }
@@ -226,7 +185,7 @@ export class H2Connection implements FrameVisitor {
     const taken = Math.min(octets, stream.held);
     stream.held -= taken;
     this.#windows.returnToConnection(taken);
-    if (this.streams.get(stream.id) === stream && !stream.remoteEnded) this.#windows.returnToStream(stream, taken);
+    if (this.#table.holds(stream) && !stream.remoteEnded) this.#windows.returnToStream(stream, taken);
   }
 
   /** The drain: GOAWAY NO_ERROR with the last stream we took; the connection closes once its streams are done. */
@@ -247,28 +206,12 @@ export class H2Connection implements FrameVisitor {
   // ---- frames in (FrameVisitor) ----
 
   onSettings(entries: Buffer): void {
-    for (let at = 0; at < entries.length; at += 6) {
-      const id = entries.readUInt16BE(at);
-      const value = entries.readUInt32BE(at + 2);
-      if (id === SETTING.HEADER_TABLE_SIZE) this.#out.encoder.setPeerMaxTableSize(value);
-      else if (id === SETTING.MAX_CONCURRENT_STREAMS) this.#peerMaxConcurrent = value;
-      else if (id === SETTING.MAX_FRAME_SIZE) this.#out.writer.maxFrameSize = value;
-      else if (id === SETTING.ENABLE_PUSH && value === 1 && this.#role === "client") throw new CodecError("PROTOCOL_ERROR", "a server enabled push");
-      else if (id === SETTING.INITIAL_WINDOW_SIZE) {
-        // Re-bases every open stream's window by the change (RFC 9113 §6.9.2); it may go negative.
-        const delta = value - this.#peerInitialWindow;
-        this.#peerInitialWindow = value;
-        for (const stream of this.streams.values()) {
-          stream.sendWindow += delta;
-          if (stream.sendWindow > MAX_WINDOW) throw new CodecError("FLOW_CONTROL_ERROR", "INITIAL_WINDOW_SIZE pushed a stream's window past 2^31-1");
-        }
-      }
-    }
+    this.#peer.apply(entries, this.#out, this.#table.streams.values());
     this.#out.answered();
     this.#out.writer.settingsAck();
     this.#out.sendBlocked();
-    const peerMax = this.#peerMaxConcurrent;
-    if (this.#handler.onPeerSettings !== undefined) this.#guard(undefined, () => this.#handler.onPeerSettings!(peerMax));
+    const peerMax = this.#peer.maxConcurrentStreams;
+    if (this.#handler.onPeerSettings !== undefined) this.#table.guard(undefined, () => this.#handler.onPeerSettings!(peerMax));
   }
 
   onSettingsAck(): void {
@@ -285,11 +228,11 @@ export class H2Connection implements FrameVisitor {
     this.#goawayReceived = true;
     if (this.#role === "client") {
       // Streams above the last id were not processed: their users may send them again elsewhere.
-      for (const stream of [...this.streams.values()]) {
-        if (stream.id > lastStreamId) this.#resetForUser(stream, H2_ERROR.REFUSED_STREAM, true);
+      for (const stream of [...this.#table.streams.values()]) {
+        if (stream.id > lastStreamId) this.#table.resetForUser(stream, H2_ERROR.REFUSED_STREAM, true);
       }
     }
-    this.#guard(undefined, () => this.#handler.onGoaway(lastStreamId, errorCode));
+    this.#table.guard(undefined, () => this.#handler.onGoaway(lastStreamId, errorCode));
     this.#closeIfDone();
   }
 
@@ -301,7 +244,7 @@ export class H2Connection implements FrameVisitor {
       this.#out.sendBlocked();
       return;
     }
-    const stream = this.streams.get(streamId);
+    const stream = this.#table.streams.get(streamId);
     // After a close, the peer's WINDOW_UPDATE may still be on its way (§5.1): ignored.
     if (stream === undefined) return this.#ids.checkNotIdle(streamId);
     if (increment === 0) return this.#streamError(stream.id, H2_ERROR.PROTOCOL_ERROR);
@@ -311,11 +254,11 @@ export class H2Connection implements FrameVisitor {
   }
 
   onRstStream(streamId: number, errorCode: number): void {
-    const stream = this.streams.get(streamId);
+    const stream = this.#table.streams.get(streamId);
     if (stream === undefined) return this.#ids.checkNotIdle(streamId);
     // Rapid reset (CVE-2023-44487): every stream the peer cancels costs it a token.
     if (!this.#resets.spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many streams reset by the peer");
-    this.#resetForUser(stream, errorCode, true);
+    this.#table.resetForUser(stream, errorCode, true);
   }
 
   onPriority(streamId: number, dependsOn: number): void {
@@ -331,7 +274,7 @@ export class H2Connection implements FrameVisitor {
     const fields = this.#fields;
     // Every block is decoded, even one we refuse, or the HPACK tables part (RFC 9113 §4.3).
     const decoded = this.#decoder.decode(block, 0, block.length, fields);
-    const stream = this.streams.get(streamId);
+    const stream = this.#table.streams.get(streamId);
     if (stream === undefined) {
       if (!this.#ids.openPeer(streamId)) return this.#onUnknownStream(streamId, true);
       return this.#openPeerStream(streamId, fields, decoded, endStream, dependsOn);
@@ -354,21 +297,21 @@ export class H2Connection implements FrameVisitor {
       }
       if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
       const closes = endStream && stream.endOneSide(false);
-      this.#guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
-      if (closes) this.#complete(stream);
+      this.#table.guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+      if (closes) this.#table.complete(stream);
       return;
     }
     // Trailers: they end the stream, and hold regular fields only (RFC 9113 §8.1).
     this.#facts.contentLength = stream.contentLength;
     if (!endStream || decoded !== DECODED.OK || !checkTrailers(fields, this.#facts) || !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
     const closes = stream.endOneSide(false);
-    this.#guard(stream, () => this.#handler.onTrailers(stream, fields, this.#decoder.neverIndexed));
-    if (closes) this.#complete(stream);
+    this.#table.guard(stream, () => this.#handler.onTrailers(stream, fields, this.#decoder.neverIndexed));
+    if (closes) this.#table.complete(stream);
   }
 
   onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void {
     this.#windows.receive(flowControlled);
-    const stream = this.streams.get(streamId);
+    const stream = this.#table.streams.get(streamId);
     if (stream === undefined || stream.remoteEnded) {
       // Nobody takes these octets: the connection's credit goes back at once.
       this.#windows.returnToConnection(flowControlled);
@@ -395,8 +338,8 @@ export class H2Connection implements FrameVisitor {
     stream.held += data.length;
     // The state moves before the user hears, so an answer it ends in the call sees the request ended.
     const closes = endStream && stream.endOneSide(false);
-    if (data.length > 0 || endStream) this.#guard(stream, () => this.#handler.onData(stream, data, endStream));
-    if (closes) this.#complete(stream);
+    if (data.length > 0 || endStream) this.#table.guard(stream, () => this.#handler.onData(stream, data, endStream));
+    if (closes) this.#table.complete(stream);
   }
 
   // ---- inside ----
@@ -404,19 +347,19 @@ export class H2Connection implements FrameVisitor {
   /** Server: a HEADERS on a new id: refused past the limit, malformed or too large, else handed on. */
   #openPeerStream(streamId: number, fields: string[], decoded: number, endStream: boolean, dependsOn: number): void {
     if (this.#goawaySent) return; // above the GOAWAY's last id (RFC 9113 §6.8): ignored
-    if (this.streams.size >= this.#maxConcurrent) {
+    if (this.#table.streams.size >= this.#maxConcurrent) {
       this.#glitch();
-      this.#sendReset(streamId, H2_ERROR.REFUSED_STREAM);
+      this.#table.sendReset(streamId, H2_ERROR.REFUSED_STREAM);
       return;
     }
-    const stream = new H2Stream(streamId, this.#peerInitialWindow, this.#windows.streamWindow);
-    this.streams.set(streamId, stream);
+    const stream = new H2Stream(streamId, this.#peer.initialWindow, this.#windows.streamWindow);
+    this.#table.streams.set(streamId, stream);
     if (endStream) stream.endOneSide(false);
-    if (decoded === DECODED.LIST_TOO_LARGE || fields.length > this.#maxHeaderFields * 2) return this.#guard(stream, () => this.#handler.onOversizedHead(stream));
+    if (decoded === DECODED.LIST_TOO_LARGE || fields.length > this.#maxHeaderFields * 2) return this.#table.guard(stream, () => this.#handler.onOversizedHead(stream));
     if (dependsOn === streamId || !checkRequestHead(fields, this.#facts)) return this.#malformed(stream);
     stream.contentLength = this.#facts.contentLength;
     if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
-    this.#guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+    this.#table.guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
   }
 
   /** A frame for a stream not in the table (see StreamIds.answersUnknown). */
@@ -433,15 +376,9 @@ export class H2Connection implements FrameVisitor {
   #streamError(streamId: number, errorCode: number): void {
     this.#glitch();
     this.#out.answered();
-    this.#sendReset(streamId, errorCode);
-    const stream = this.streams.get(streamId);
-    if (stream !== undefined) this.#resetForUser(stream, errorCode, false);
-  }
-
-  /** RST_STREAM out; the peer's frames for the stream may still be on their way, and are ignored. */
-  #sendReset(streamId: number, errorCode: number): void {
-    this.#out.writer.rstStream(streamId, errorCode);
-    this.#ids.wasReset(streamId);
+    this.#table.sendReset(streamId, errorCode);
+    const stream = this.#table.streams.get(streamId);
+    if (stream !== undefined) this.#table.resetForUser(stream, errorCode, false);
   }
 
   #glitch(): void {
@@ -459,71 +396,7 @@ export class H2Connection implements FrameVisitor {
    * RST_STREAM NO_ERROR (RFC 9113 §8.1 allows either).
    */
   #endLocal(stream: H2Stream): void {
-    if (stream.endOneSide(true)) this.#complete(stream);
-  }
-
-  /** Both sides done: out of the table, and its user told (after any handler call under way returns). */
-  #complete(stream: H2Stream): void {
-    if (!this.#forget(stream)) return;
-    this.#guard(undefined, () => this.#handler.onStreamEnd(stream));
-    this.#letGoOfUser(stream);
-    this.#closeIfDone();
-  }
-
-  /** Takes the stream out of the table and returns what its user held of the connection's window. */
-  #forget(stream: H2Stream): boolean {
-    if (this.streams.get(stream.id) !== stream) return false;
-    // A stream that ends while its user still holds body octets: they are the connection's again.
-    if (stream.held > 0 && !this.#closed) {
-      this.#windows.returnToConnection(stream.held);
-      stream.held = 0;
-    }
-    this.streams.delete(stream.id);
-    this.#ids.wasClosed(stream.id);
-    this.#out.forget(stream);
-    stream.state = STREAM_STATE.CLOSED;
-    stream.queue = NO_QUEUE;
-    return true;
-  }
-
-  /**
-   * After a stream's last event nothing of the codec reads its user again, so it is let go: a
-   * closed stream object can outlive that event (measured, not traced to its holder), and through
-   * it the finished exchange did. On the gRPC bench a quarter of what the relay allocated
-   * outlived V8's young generation that way, to be freed only by a full collection: 3.4 KB a
-   * call, 0.9 KB with the link cut (bench/grpc-profile.mjs --heap, BENCH_HEAP_SURVIVORS=1).
-   */
-  #letGoOfUser(stream: H2Stream): void {
-    stream.user = undefined;
-  }
-
-  #resetForUser(stream: H2Stream, errorCode: number, byPeer: boolean): void {
-    if (!this.#forget(stream)) return;
-    this.#guard(undefined, () => this.#handler.onReset(stream, errorCode, byPeer));
-    this.#letGoOfUser(stream);
-    this.#closeIfDone();
-  }
-
-  #resetAll(errorCode: number): void {
-    for (const stream of [...this.streams.values()]) this.#resetForUser(stream, errorCode, false);
-  }
-
-  /** Runs a handler call; what it throws is reported and costs its stream only. */
-  #guard(stream: H2Stream | undefined, call: () => void): void {
-    try {
-      call();
-    } catch (error) {
-      this.#handler.onFault(error);
-      if (stream !== undefined && this.streams.get(stream.id) === stream) {
-        this.#sendReset(stream.id, H2_ERROR.INTERNAL_ERROR);
-        this.#resetForUser(stream, H2_ERROR.INTERNAL_ERROR, false);
-      }
-    }
-  }
-
-  /** Output queued on the stream went, and its user asked to hear: told while the stream is still in the table. */
-  #writable(stream: H2Stream): void {
-    if (this.streams.get(stream.id) === stream) this.#guard(stream, () => this.#handler.onWritable(stream));
+    if (stream.endOneSide(true)) this.#table.complete(stream);
   }
 
   #connectionError(error: CodecError, code: number = error.h2Code): void {
@@ -533,13 +406,13 @@ export class H2Connection implements FrameVisitor {
     this.#closed = true;
     this.#reader.stop();
     this.#transport.end();
-    this.#resetAll(code);
+    this.#table.resetAll(code);
     this.#handler.onClose(error);
   }
 
   /** After GOAWAY either way, the connection ends once its last stream does. */
   #closeIfDone(): void {
-    if (this.#closed || this.streams.size > 0 || !(this.#goawaySent || this.#goawayReceived)) return;
+    if (this.#closed || this.#table.streams.size > 0 || !(this.#goawaySent || this.#goawayReceived)) return;
     this.#out.flush();
     this.#closed = true;
     this.#reader.stop();
