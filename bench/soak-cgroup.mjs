@@ -1,4 +1,4 @@
-// make soak-cgroup: the binary in a 64 MiB memory cgroup under HTTP/1.1 (wrk), h2c (h2load) and gRPC loads at once; passes if it lives, unkilled, with 0 errors.
+// make soak-cgroup: the binary in a 64 MiB memory cgroup under one set of loads at once (HTTP/1.1 by wrk, h2c by h2load, gRPC by grpc-go); passes if it lives, unkilled, with 0 errors.
 // Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc]
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
