@@ -1,5 +1,5 @@
 // make soak-cgroup: the binary in a 64 MiB memory cgroup under one set of loads at once (HTTP/1.1 by wrk, h2c by h2load, gRPC by grpc-go); passes if it lives, unkilled, with 0 errors.
-// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc]
+// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc] [--malloc-arena-max 2]
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +24,15 @@ try {
   console.error(error.message);
   process.exit(2);
 }
+// The proxy runs as the image runs it: with glibc's MALLOC_ARENA_MAX=2 (docs/deploy/image/build-image.mjs); 0 leaves glibc's default.
+const arenaMax = option("malloc-arena-max", "2");
+if (!/^\d+$/.test(arenaMax)) {
+  console.error(`--malloc-arena-max: expected a whole number (0: glibc's default), got "${arenaMax}"`);
+  process.exit(2);
+}
+const proxyEnv = { ...process.env };
+if (arenaMax === "0") delete proxyEnv.MALLOC_ARENA_MAX;
+else proxyEnv.MALLOC_ARENA_MAX = arenaMax;
 // The kinds of load; all by default, a subset to see which one the memory goes to.
 const KINDS = ["http1", "h2c", "grpc"];
 const kinds = option("loads", KINDS.join(",")).split(",");
@@ -135,7 +144,7 @@ try {
     join(here, "../dist/readiness-proxy"), "--listen", `127.0.0.1:${PORTS.proxy}`, "--upstream", `http://127.0.0.1:${PORTS.upstream}`,
     "--readiness-required-listener", String(PORTS.upstream), "--log-level", "warn",
   ];
-  const proxy = await startListening(["sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...proxyArgv], PORTS.proxy);
+  const proxy = await startListening(["sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...proxyArgv], PORTS.proxy, { env: proxyEnv });
   servers.push(proxy);
   const idleRssMb = rssAnonMb(proxy.pid);
   const samples = [];
@@ -157,7 +166,7 @@ try {
     proxyDied.abort();
   });
   const sampler = setInterval(sample, SAMPLE_MS);
-  console.error(`soak-cgroup: ${seconds} s of ${loads.map((load) => `${load.name} (${load.shape})`).join(", ")}; RssAnon idle ${idleRssMb.toFixed(1)} MB`);
+  console.error(`soak-cgroup: ${seconds} s of ${loads.map((load) => `${load.name} (${load.shape})`).join(", ")}; MALLOC_ARENA_MAX ${arenaMax === "0" ? "glibc's default" : arenaMax}; RssAnon idle ${idleRssMb.toFixed(1)} MB`);
   let runs;
   try {
     // A client that fails outright (no report) is a failed load, not a crash of the soak.

@@ -42,8 +42,9 @@ for (const target of TARGETS) {
       t.comment(`${archive.slice(root.length + 1)}: ${(statSync(archive).size / 1e6).toFixed(1)} MB, ${(unpacked / 1e6).toFixed(1)} MB of files`);
     });
 
-    t.test("user 65532, tini over the binary, no default command, labels", async (t) => {
+    t.test("user 65532, tini over the binary, no default command, two malloc arenas, labels", async (t) => {
       t.equal(config.config.User, "65532:65532", "numeric, so runAsNonRoot can verify it");
+      t.ok(config.config.Env?.includes("MALLOC_ARENA_MAX=2"), "glibc's arenas capped: the memory peak of bench/README.md's MALLOC_ARENA_MAX");
       t.same(config.config.Entrypoint, ["/tini", "--", "/readiness-proxy"]);
       t.equal(config.config.Cmd, undefined);
       t.same(config.config.ExposedPorts, { "8080/tcp": {} });
