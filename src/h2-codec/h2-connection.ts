@@ -171,7 +171,7 @@ export class H2Connection implements FrameVisitor {
 
   /** Ends a stream with RST_STREAM (`errorCode`, RFC 9113 §7); its user hears nothing more of it. */
   reset(stream: H2Stream, errorCode: number): void {
-    if (this.#closed || this.#table.streams.get(stream.id) !== stream) return;
+    if (this.#closed || !this.#table.holds(stream)) return;
     this.#table.sendReset(stream.id, errorCode);
     this.#table.forget(stream);
     this.#out.scheduleFlush();
