@@ -10,7 +10,6 @@ export class InFlightRequests {
   /** The current era: requests begun since the last line. */
   #era = 0;
   #current = 0;
-  #begun = 0;
   /** Older eras with requests still running: era -> count. */
   readonly #older = new Map<number, number>();
   /** Waiters for every era up to and including theirs to empty. */
@@ -23,14 +22,8 @@ export class InFlightRequests {
     return total;
   }
 
-  /** How many proxied requests have begun since the start: a sweep's difference is the relay's activity. */
-  get begun(): number {
-    return this.#begun;
-  }
-
   /** A request was admitted: returns its era, to hand back to {@link end}. */
   begin(): number {
-    this.#begun++;
     this.#current++;
     return this.#era;
   }

@@ -18,7 +18,7 @@ import { H2Listener } from "./http2/h2-listener.js";
 import type { H2RoutingParts } from "./http2/h2-routing.js";
 import { H1ToH2cExchange } from "./http2/h1-to-h2c-exchange.js";
 import { ParserPool } from "./http1/parser-pool.js";
-import { MemoryGiveBack } from "./memory-give-back.js";
+import { BurstGarbage } from "./burst-garbage.js";
 import type { H2cPool } from "./http2/h2c-pool.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
@@ -84,8 +84,8 @@ export class RelayServer implements ConnectionHost, Listener {
   now = 1;
   /** The request parsers, lent to connections while they read. */
   readonly parsers = new ParserPool();
-  /** One collection once a burst of connections has gone, or a busy spell is over. */
-  readonly #giveBack = new MemoryGiveBack();
+  /** One collection once a burst of connections has gone. */
+  readonly #afterBurst = new BurstGarbage();
 
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
@@ -199,8 +199,7 @@ export class RelayServer implements ConnectionHost, Listener {
       }
     }
     try {
-      const context = this.#parts.context;
-      this.#giveBack.observe({ load: this.#connections.size + (context.limiter?.queued ?? 0), begun: context.inFlight.begun });
+      this.#afterBurst.observe(this.#connections.size + (this.#parts.context.limiter?.queued ?? 0));
     } catch (error) {
       this.reportFault(error);
     }
