@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 export const H2_CLIENTS = 10;
 export const H2_STREAMS = 10;
-/** RssAnon is read again this long after a run: what a quiet process keeps (readiness-proxy gives memory back at its first quiet sweep, within 2 s). */
+/** RssAnon is read again this long after a run: what a quiet process keeps of the load's memory (V8 keeps its pages until it next collects). */
 const QUIET_MS = 2_500;
 // Away from 19000-19065, which sections 1-6 (and other worktrees' runs of them) take.
 const PORTS = { direct: 19150, haproxy: 19151, node: 19152, oursH2c: 19153, oursAuto: 19154, baselineH2c: 19155, floor: 19156, codec: 19157 };
