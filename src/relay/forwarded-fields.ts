@@ -38,18 +38,25 @@ export class ForwardedFields {
     }
   }
 
-  /** The X-Forwarded-For to send: the client's list, then its address as we saw it. */
-  forwardedFor(clientAddress: string): string {
-    return joined(this.for, clientAddress);
+  /**
+   * The three fields to send, as HTTP/1.1 header lines: the client's lists with the client's
+   * address, our scheme and the host the request named appended (X-Forwarded-Host left out when
+   * neither the client nor the request had one).
+   */
+  headerLines(clientAddress: string, requestHost: string | undefined): string {
+    const host = this.#host(requestHost);
+    const lines = `x-forwarded-for: ${joined(this.for, clientAddress)}\r\nx-forwarded-proto: ${joined(this.proto, OUR_PROTO)}\r\n`;
+    return host === undefined ? lines : `${lines}x-forwarded-host: ${host}\r\n`;
   }
 
-  /** The X-Forwarded-Proto to send: the client's list, then ours. */
-  forwardedProto(): string {
-    return joined(this.proto, OUR_PROTO);
+  /** The same three fields appended to a flat `[name, value, ...]` list (the h2 codec's). */
+  appendFields(out: string[], clientAddress: string, requestHost: string | undefined): void {
+    out.push("x-forwarded-for", joined(this.for, clientAddress), "x-forwarded-proto", joined(this.proto, OUR_PROTO));
+    const host = this.#host(requestHost);
+    if (host !== undefined) out.push("x-forwarded-host", host);
   }
 
-  /** The X-Forwarded-Host to send: the client's list, then the host the request named; undefined when neither has one. */
-  forwardedHost(requestHost: string | undefined): string | undefined {
+  #host(requestHost: string | undefined): string | undefined {
     return requestHost === undefined ? this.host : joined(this.host, requestHost);
   }
 }

@@ -79,9 +79,7 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   }
   if (options.hostOverride !== undefined) text += `host: ${options.hostOverride}\r\n`;
   else if (host === undefined) text += `host: ${options.upstreamHost}\r\n`;
-  text += `x-forwarded-for: ${forwarded.forwardedFor(options.clientAddress)}\r\nx-forwarded-proto: ${forwarded.forwardedProto()}\r\n`;
-  const forwardedHost = forwarded.forwardedHost(options.hostOverride ?? clientHost);
-  if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
+  text += forwarded.headerLines(options.clientAddress, options.hostOverride ?? clientHost);
   if (framing === "chunked") text += "transfer-encoding: chunked\r\n";
   else if (contentLength !== undefined) text += `content-length: ${contentLength}\r\n`;
   if (options.upgrade === "websocket") text += "connection: Upgrade\r\nupgrade: websocket\r\n";

@@ -26,8 +26,6 @@ export function h1ToH2cFields(request: RequestHead, target: string, authority: s
   }
   const contentLength = request.header("content-length");
   if (contentLength !== undefined) out.push("content-length", contentLength);
-  out.push("x-forwarded-for", forwarded.forwardedFor(options.clientAddress), "x-forwarded-proto", forwarded.forwardedProto());
-  const forwardedHost = forwarded.forwardedHost(request.header("host") ?? authority);
-  if (forwardedHost !== undefined) out.push("x-forwarded-host", forwardedHost);
+  forwarded.appendFields(out, options.clientAddress, request.header("host") ?? authority);
   return out;
 }

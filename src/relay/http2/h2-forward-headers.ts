@@ -32,8 +32,6 @@ export function upstreamH2Fields(request: H2Request, options: H2ForwardOptions):
     if (isHopByHop(name, NO_LISTED_NAMES)) continue;
     out.push(name, value);
   }
-  out.push("x-forwarded-for", forwarded.forwardedFor(options.clientAddress), "x-forwarded-proto", forwarded.forwardedProto());
-  const forwardedHost = forwarded.forwardedHost(request.authority);
-  if (forwardedHost !== undefined) out.push("x-forwarded-host", forwardedHost);
+  forwarded.appendFields(out, options.clientAddress, request.authority);
   return out;
 }

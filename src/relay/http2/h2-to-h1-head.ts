@@ -39,9 +39,7 @@ export function http1RequestHead(request: H2Request, options: H2ForwardOptions):
     text += `${name}: ${value}\r\n`;
   }
   if (cookie !== undefined) text += `cookie: ${cookie}\r\n`;
-  text += `x-forwarded-for: ${forwarded.forwardedFor(options.clientAddress)}\r\nx-forwarded-proto: ${forwarded.forwardedProto()}\r\n`;
-  const forwardedHost = forwarded.forwardedHost(request.authority);
-  if (forwardedHost !== undefined) text += `x-forwarded-host: ${forwardedHost}\r\n`;
+  text += forwarded.headerLines(options.clientAddress, request.authority);
   let framing: RequestBodyFraming = "none";
   if (contentLength !== undefined) {
     text += `content-length: ${contentLength}\r\n`;
