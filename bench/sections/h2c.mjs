@@ -6,12 +6,9 @@ import { median, perRound, ratioList, spread, table } from "../lib/stats.mjs";
 import { startCodecH2Floor, startH2Haproxy, startH2ReadinessProxy, startNodeH2Floor, startNodeH2Proxy } from "../targets/h2-peers.mjs";
 import { startH2cUpstreamNginx } from "../targets/nginx.mjs";
 import { missingCommand } from "../targets/peers.mjs";
-import { setTimeout as sleep } from "node:timers/promises";
 
 export const H2_CLIENTS = 10;
 export const H2_STREAMS = 10;
-/** RssAnon is read again this long after a run: what a quiet process keeps of the load's memory (V8 keeps its pages until it next collects). */
-const QUIET_MS = 2_500;
 // Away from 19000-19065, which sections 1-6 (and other worktrees' runs of them) take.
 const PORTS = { direct: 19150, haproxy: 19151, node: 19152, oursH2c: 19153, oursAuto: 19154, baselineH2c: 19155, floor: 19156, codec: 19157 };
 export const H2_OURS = "readiness-proxy (binary, --upstream-protocol h2c)";
@@ -82,9 +79,7 @@ export async function h2c(context) {
         const run = await runH2load(`http://127.0.0.1:${target.port}/file`, { clients: H2_CLIENTS, streams: H2_STREAMS, seconds });
         const cpuPerRequest = (cpuMicrosOf(target.pids()) - before) / run.requests;
         const rssMb = rssAnonMbOf(target.pids());
-        await sleep(QUIET_MS);
-        const rssQuietMb = rssAnonMbOf(target.pids());
-        results.get(target.name).push({ ...run, cpuPerRequest, rssMb, rssQuietMb });
+        results.get(target.name).push({ ...run, cpuPerRequest, rssMb });
         console.error(`  round ${round + 1} ${target.name}: ${run.rps.toFixed(0)} rps, ${cpuPerRequest.toFixed(1)} µs/req, errors ${run.errors}`);
       }
     }
@@ -103,11 +98,10 @@ function render(targets, results, unsupported, leftOut) {
       median(runs.map((run) => run.meanMs)).toFixed(2),
       spread(runs.map((run) => run.cpuPerRequest), 1),
       spread(runs.map((run) => run.rssMb), 1),
-      spread(runs.map((run) => run.rssQuietMb), 1),
       String(runs.reduce((sum, run) => sum + run.errors, 0)),
     ];
   });
-  for (const line of unsupported) rows.push([line.slice(0, line.indexOf(": ")), "unsupported by this binary", "-", "-", "-", "-", "-"]);
+  for (const line of unsupported) rows.push([line.slice(0, line.indexOf(": ")), "unsupported by this binary", "-", "-", "-", "-"]);
   const lines = [];
   const haproxy = results.get(HAPROXY);
   const against = (name, label, target) => {
@@ -124,7 +118,7 @@ function render(targets, results, unsupported, leftOut) {
   if (unsupported.length) lines.push(`Unsupported by this binary (one h2c GET tried first): ${unsupported.join("; ")}.`);
   if (leftOut.length) lines.push(`Left out: ${leftOut.join("; ")}.`);
   return [
-    table(["target", "requests/s", "mean ms (h2load)", "CPU µs/request (of the serving process)", "RssAnon after the run, MB", `RssAnon ${QUIET_MS / 1000} s later, MB`, "errors"], rows),
+    table(["target", "requests/s", "mean ms (h2load)", "CPU µs/request (of the serving process)", "RssAnon after the run, MB", "errors"], rows),
     "",
     ...lines,
   ].join("\n");
