@@ -228,7 +228,7 @@ export class H2Connection implements FrameVisitor {
     this.#goawayReceived = true;
     if (this.#role === "client") {
       // Streams above the last id were not processed: their users may send them again elsewhere.
-      for (const stream of [...this.#table.streams.values()]) {
+      for (const stream of this.#table.streams.values()) {
         if (stream.id > lastStreamId) this.#table.resetForUser(stream, H2_ERROR.REFUSED_STREAM, true);
       }
     }

@@ -4,6 +4,7 @@ import type { H2ConnectionHandler } from "./connection-handler.js";
 import type { ConnectionOutput } from "./connection-output.js";
 import { type H2Stream, NO_QUEUE, STREAM_STATE } from "./h2-stream.js";
 import type { ReceiveWindows } from "./receive-windows.js";
+import { StreamIdMap } from "./stream-id-map.js";
 import type { StreamIds } from "./stream-ids.js";
 
 /** What the table needs of its connection. */
@@ -16,7 +17,7 @@ export interface StreamTableOwner {
 
 /** The open streams by id; every way out of the table goes through here. */
 export class StreamTable {
-  readonly streams = new Map<number, H2Stream>();
+  readonly streams = new StreamIdMap<H2Stream>();
   readonly #owner: StreamTableOwner;
   readonly #handler: H2ConnectionHandler;
   readonly #out: ConnectionOutput;
@@ -59,7 +60,7 @@ export class StreamTable {
   }
 
   resetAll(errorCode: number): void {
-    for (const stream of [...this.streams.values()]) this.resetForUser(stream, errorCode, false);
+    for (const stream of this.streams.values()) this.resetForUser(stream, errorCode, false);
   }
 
   /** Takes the stream out of the table and returns what its user held of the connection's window. */
