@@ -99,10 +99,11 @@ export class StreamTable {
 
   /**
    * After a stream's last event nothing of the codec reads its user again, so it is let go: a
-   * closed stream object can outlive that event (measured, not traced to its holder), and through
-   * it the finished exchange did. On the gRPC bench a quarter of what the relay allocated
-   * outlived V8's young generation that way, to be freed only by a full collection: 3.4 KB a
-   * call, 0.9 KB with the link cut (bench/grpc-profile.mjs --heap, BENCH_HEAP_SURVIVORS=1).
+   * closed stream object can outlive that event, and through it the finished exchange did. On
+   * the gRPC bench a quarter of what the relay allocated outlived V8's young generation that
+   * way, to be freed only by a full collection: 3.4 KB a call, 0.9 KB with the link cut
+   * (bench/grpc-profile.mjs --heap, BENCH_HEAP_SURVIVORS=1). The holder was found later: the
+   * old hash tables of the Map the streams were kept in (see StreamIdMap).
    */
   #letGoOfUser(stream: H2Stream): void {
     stream.user = undefined;

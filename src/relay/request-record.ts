@@ -4,7 +4,7 @@ import { requestIdOf } from "../http/request-id.js";
 import type { RequestView } from "../http/response-writer.js";
 import type { QueuedRequest } from "../overload/concurrency-limiter.js";
 import type { RelayContext } from "./relay-context.js";
-import type { DeadlineKind, WatchedExchange } from "./stream-deadlines.js";
+import type { DeadlineKind, Watch, WatchedExchange } from "./stream-deadlines.js";
 
 /** How an exchange obeys a deadline of §15: it ends itself (a 504 before the head, else a cut both ways). */
 export interface DeadlineTarget {
@@ -42,6 +42,7 @@ export class RequestRecord implements WatchedExchange {
   /** Request body bytes sent on; with #bytesSent, the activity the deadlines' sweep reads. */
   #bytesReceived = 0;
   #deadlineTarget: DeadlineTarget | undefined;
+  #deadlineWatch: Watch | undefined;
   #timeout: DeadlineKind | undefined;
   /** The request is all sent and its head has not come: the head timeout rules, not the idle one. */
   #awaitingHead = false;
@@ -72,7 +73,7 @@ export class RequestRecord implements WatchedExchange {
     const deadlines = this.#context.deadlines;
     if (deadlines !== undefined && target !== undefined) {
       this.#deadlineTarget = target;
-      deadlines.watch(this);
+      this.#deadlineWatch = deadlines.watch(this);
     }
     if (this.#context.observer.enabled) {
       this.#context.observer.requestStarted();
@@ -183,8 +184,9 @@ export class RequestRecord implements WatchedExchange {
   finished(aborted: boolean): void {
     this.ended();
     this.releaseSlot();
-    if (this.#deadlineTarget !== undefined) {
-      this.#context.deadlines?.unwatch(this);
+    if (this.#deadlineWatch !== undefined) {
+      this.#context.deadlines?.unwatch(this.#deadlineWatch);
+      this.#deadlineWatch = undefined;
       this.#deadlineTarget = undefined;
     }
     if (this.#logged || !this.#context.accessLog.enabled) return;

@@ -26,11 +26,20 @@ export interface StreamDeadlinesOptions {
   readonly reportFault: (error: unknown) => void;
 }
 
-/** The sweep state of one watched exchange. */
-interface Watch {
+/** One watched exchange: its sweep state and its place in the watch list (-1 once unwatched). */
+export class Watch {
+  readonly exchange: WatchedExchange;
   readonly since: number;
   seenActivity: number;
   quietSince: number;
+  slot = -1;
+
+  constructor(exchange: WatchedExchange, now: number) {
+    this.exchange = exchange;
+    this.since = now;
+    this.seenActivity = exchange.activity;
+    this.quietSince = now;
+  }
 }
 
 /** The sweep's period: a fraction of the shorter limit, so an exchange ends at most an eighth late; bounded both ways. */
@@ -43,8 +52,13 @@ export function sweepIntervalMs(idleMs: number, maxDurationMs: number): number {
  * Watches the exchanges in flight. Activity is a counter the exchange bumps as bytes move (no
  * clock read, no timer per chunk): the sweep compares it with what it saw last time, so an
  * exchange is ended only after it has been quiet for at least the idle time (never early; at
- * most two sweep periods late). One timer for the whole relay, running only while something
- * is watched.
+ * most two sweep periods late). One timer for the whole relay, running while something
+ * is watched (until the first sweep that finds nothing).
+ *
+ * The exchanges in flight are an array with swap-remove, each Watch knowing its slot, not a
+ * Map: the relay's Map lives in V8's old generation, and a Map there that grows and shrinks
+ * with every request allocates each new hash table in the old generation, garbage that waits
+ * for a full collection (the h2 codec's stream table was measured so, StreamIdMap).
  */
 export class StreamDeadlines {
   readonly #idleMs: number;
@@ -52,7 +66,7 @@ export class StreamDeadlines {
   readonly #clock: Clock;
   readonly #reportFault: (error: unknown) => void;
   readonly #intervalMs: number;
-  readonly #watched = new Map<WatchedExchange, Watch>();
+  readonly #watched: Watch[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: StreamDeadlinesOptions) {
@@ -63,42 +77,61 @@ export class StreamDeadlines {
     this.#intervalMs = sweepIntervalMs(options.idleMs, options.maxDurationMs);
   }
 
-  /** From the moment the request is sent on to the app. */
-  watch(exchange: WatchedExchange): void {
-    const now = this.#clock.now();
-    this.#watched.set(exchange, { since: now, seenActivity: exchange.activity, quietSince: now });
+  /** From the moment the request is sent on to the app; hand the Watch back to {@link unwatch}. */
+  watch(exchange: WatchedExchange): Watch {
+    const watch = new Watch(exchange, this.#clock.now());
+    watch.slot = this.#watched.length;
+    this.#watched.push(watch);
     this.#timer ??= setInterval(() => this.sweep(), this.#intervalMs).unref();
+    return watch;
   }
 
-  /** The exchange is finished. */
-  unwatch(exchange: WatchedExchange): void {
-    this.#watched.delete(exchange);
-    if (this.#watched.size === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
+  /** The exchange is finished (or ended by the sweep); a second call does nothing. */
+  unwatch(watch: Watch): void {
+    if (watch.slot < 0) return;
+    const last = this.#watched.pop()!;
+    if (last !== watch) {
+      this.#watched[watch.slot] = last;
+      last.slot = watch.slot;
     }
+    watch.slot = -1;
   }
 
   get watching(): number {
-    return this.#watched.size;
+    return this.#watched.length;
   }
 
-  /** One pass: each exchange past a limit is unwatched, then told. Tests call it with a hand-moved clock. */
+  /**
+   * One pass: each exchange past a limit is unwatched, then told. Tests call it with a
+   * hand-moved clock. The timer stops at the first pass that finds nothing watched, not at
+   * each unwatch: one request after another on one connection would otherwise start and stop
+   * an interval per request.
+   */
   sweep(): void {
+    const watched = this.#watched;
+    if (watched.length === 0) {
+      if (this.#timer !== undefined) clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
     const now = this.#clock.now();
-    for (const [exchange, watch] of this.#watched) {
-      const kind = this.#reached(exchange, watch, now);
+    // From the end: an unwatch moves the last watch into the freed slot, and that one was seen.
+    for (let slot = watched.length - 1; slot >= 0; slot--) {
+      const watch = watched[slot];
+      if (watch === undefined) continue; // an exchange ended by the one before took others with it
+      const kind = this.#reached(watch, now);
       if (kind === undefined) continue;
-      this.unwatch(exchange);
+      this.unwatch(watch);
       try {
-        exchange.deadlineReached(kind);
+        watch.exchange.deadlineReached(kind);
       } catch (error) {
         this.#reportFault(error);
       }
     }
   }
 
-  #reached(exchange: WatchedExchange, watch: Watch, now: number): DeadlineKind | undefined {
+  #reached(watch: Watch, now: number): DeadlineKind | undefined {
+    const exchange = watch.exchange;
     if (this.#maxDurationMs > 0 && exchange.durationApplies && now - watch.since >= this.#maxDurationMs) return "duration";
     if (this.#idleMs === 0) return undefined;
     const activity = exchange.activity;

@@ -85,7 +85,7 @@ t.test("the duration ends a healthy stream; tunnels are exempt from it", async (
   const tunnel = new FakeExchange();
   tunnel.durationApplies = false;
   deadlines.watch(stream);
-  deadlines.watch(tunnel);
+  const tunnelWatch = deadlines.watch(tunnel);
   for (let step = 0; step < 49; step++) {
     pass(100);
     stream.activity++;
@@ -95,7 +95,8 @@ t.test("the duration ends a healthy stream; tunnels are exempt from it", async (
   t.same(stream.ended, ["duration"]);
   pass(60_000);
   t.same(tunnel.ended, [], "a WebSocket lives as long as it likes");
-  deadlines.unwatch(tunnel);
+  deadlines.unwatch(tunnelWatch);
+  deadlines.unwatch(tunnelWatch);
   t.equal(deadlines.watching, 0);
 });
 
@@ -111,4 +112,17 @@ t.test("an exchange that throws while ending is reported and the sweep goes on",
   pass(300);
   t.equal(faults.length, 1);
   t.same(good.ended, ["idle"]);
+});
+
+t.test("exchanges leaving in any order: each one still watched ends once, none that left is told", async (t) => {
+  const { deadlines, pass } = setUp(1000, 0);
+  const exchanges = Array.from({ length: 50 }, () => new FakeExchange());
+  const watches = exchanges.map((exchange) => deadlines.watch(exchange));
+  for (let index = 0; index < 50; index += 3) deadlines.unwatch(watches[index]!);
+  for (let index = 49; index >= 0; index -= 7) deadlines.unwatch(watches[index]!);
+  const left = new Set([...Array(50).keys()].filter((index) => index % 3 === 0 || (49 - index) % 7 === 0));
+  t.equal(deadlines.watching, 50 - left.size);
+  pass(1100);
+  exchanges.forEach((exchange, index) => t.same(exchange.ended, left.has(index) ? [] : ["idle"], `exchange ${index}`));
+  t.equal(deadlines.watching, 0);
 });
