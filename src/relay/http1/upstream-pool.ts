@@ -99,6 +99,13 @@ export class UpstreamPool {
 
   readonly #makeIdle = (connection: UpstreamConnection): void => {
     faultAt("pool release");
+    // An idle connection reads: the app's close and any unasked bytes are seen, and the next
+    // request's answer is read. An exchange pauses the app's side when its client's socket is
+    // full, and resumes it on the client's drain; when the pause came in the read that ended
+    // the answer, the drain came after the release, and the connection stayed paused: the next
+    // request on it got no answer until the head timeout (2 minutes by default; the soak's GET
+    // after the load, test/relay/upstream-pool-reading.test.ts).
+    connection.resumeReading();
     connection.idleSince = performance.now();
     this.#idle.push(connection);
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
