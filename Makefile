@@ -112,6 +112,13 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 # No --expose-gc (src/http/stream-garbage.ts gets gc() at run time instead): V8 flags that change
 # its flag hash make it reject the code cache Node ships for its own built-in modules, ~20 ms of
 # every start. (The semi-space cap does not; measured.)
+# --no-concurrent-recompilation: TurboFan compiles on the main thread. Its compile zones, made
+# and freed on V8's worker thread, stayed in that thread's malloc arena for good: RssAnon after
+# h2load -c10 -m10 36.7 against 55.6 MB, after wrk -c50 19.6 against 27.0 MB, with CPU per
+# request 0.98x and 1.00x, gRPC p99 0.93x and HTTP/1.1 one-connection p99 1.02x (bench sections
+# 1, 1b, 7 and 8, the same bundle with and without it, 2026-12-06). The compiles happen while
+# the code warms up, so a steady load does not wait for them. Not in V8's flag hash: Node's own
+# code cache is still accepted (no "rejected" under NODE_DEBUG_NATIVE=CODE_CACHE).
 # --inspect-port=0: an inspector that a SIGUSR1 opens in the moment before src/inspector-guard.ts
 # takes the signal binds a port the kernel picks rather than 9229, and process.debugPort reads 0
 # until one is open, so each start knows without loading node:inspector (with the

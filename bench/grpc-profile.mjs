@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpuMicros, rssAnonMb, startListening, stop } from "./lib/processes.mjs";
+import { seaExecArgv } from "./lib/runtime-stats.mjs";
 import { buildGrpcBench, runGrpcClient, startGrpcServer } from "./targets/grpc-bench.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -25,7 +26,7 @@ try {
   for (const size of [...sizes, ...sizes]) {
     const profiles = mkdtempSync(join(tmpdir(), "rp-bench-grpc-prof-"));
     const heapProfile = join(profiles, "grpc.heapprofile");
-    const flags = [`--max-semi-space-size=${size}`, ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`] : []), ...(heap ? ["--require", join(here, "lib/heap-sampling-preload.cjs")] : [])];
+    const flags = [...seaExecArgv(root).filter((flag) => !flag.startsWith("--max-semi-space-size=")), `--max-semi-space-size=${size}`, ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`] : []), ...(heap ? ["--require", join(here, "lib/heap-sampling-preload.cjs")] : [])];
     const argv = [runtime, ...flags, bundle, "--listen", "127.0.0.1:19202", "--upstream", "http://127.0.0.1:19201", "--log-level", "warn", "--shutdown-delay", "0s"];
     const proxy = await startListening(argv, 19202, { env: { ...process.env, BENCH_HEAP_PROFILE: heapProfile } });
     await runGrpcClient(program, 19202, { seconds: 2 }); // the JIT's warm-up, outside the heap sample

@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openLogPipe } from "./lib/log-pipe.mjs";
 import { cpuMicros, startListening, stop } from "./lib/processes.mjs";
+import { seaExecArgv } from "./lib/runtime-stats.mjs";
 import { runWrk } from "./lib/wrk.mjs";
 import { startUpstreamNginx } from "./targets/nginx.mjs";
 
@@ -21,7 +22,7 @@ const runtime = join(here, `../node_modules/node-linux-${process.arch}/bin/node`
 const dir = mkdtempSync(join(tmpdir(), "rp-bench-relay-profile-"));
 const heapProfile = join(dir, "relay.heapprofile");
 // The binary's own V8 flag (sea-config.json); the profile of time, or the heap sampler, on top.
-const flags = ["--max-semi-space-size=2", ...(heap ? ["--require", join(here, "lib/heap-sampling-preload.cjs")] : ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval", "200"])];
+const flags = [...seaExecArgv(join(here, "..")), ...(heap ? ["--require", join(here, "lib/heap-sampling-preload.cjs")] : ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval", "200"])];
 const upstream = await startUpstreamNginx(19290);
 // With --access-log, stdout is a FIFO drained here, as a container runtime gives it.
 const logPipe = accessLog ? openLogPipe() : undefined;
