@@ -108,7 +108,7 @@ function render(targets, results, unsupported, leftOut) {
     const runs = results.get(name);
     if (runs && haproxy) lines.push(`${label} / HAProxy, CPU per request per round: ${ratioList(perRound(runs, haproxy, "cpuPerRequest"))}${target}; requests/s ${ratioList(perRound(runs, haproxy, "rps"))}.`);
   };
-  against(H2_OURS, "readiness-proxy (h2c)", " (target ≤ 3.00x, stretch ≤ 2.00x)");
+  against(H2_OURS, "readiness-proxy (h2c)", " (issue 38: ≤ 2.00x, stretch ≤ 1.50x)");
   against(H2_OURS_AUTO, "readiness-proxy (auto)", "");
   against(NODE, "node:http2 pipe() proxy", "");
   against(FLOOR, "node:http2 core-API proxy (the floor)", "");
