@@ -1,5 +1,5 @@
 // Preload for bench/relay-profile.mjs --heap and bench/grpc-profile.mjs --heap: V8's sampling heap profiler, keeping the objects minor and major GCs collected (garbage is what a request costs), from the first SIGUSR2 to the second.
-const { writeFileSync } = require("node:fs");
+const { renameSync, writeFileSync } = require("node:fs");
 const { Session } = require("node:inspector");
 
 const output = process.env.BENCH_HEAP_PROFILE;
@@ -15,6 +15,10 @@ process.on("SIGUSR2", () => {
   }
   session.post("HeapProfiler.stopSampling", (error, result) => {
     if (error) console.error(`heap sampling: ${error.message}`);
-    else writeFileSync(output, JSON.stringify(result.profile));
+    else {
+      // Whole or not at all: a reader polling for the file never sees half of it.
+      writeFileSync(`${output}.part`, JSON.stringify(result.profile));
+      renameSync(`${output}.part`, output);
+    }
   });
 });
