@@ -65,13 +65,19 @@ class Owner implements UpstreamOwner {
   }
 }
 
-t.test("paused for a slow client as its answer ended: the next request on it is answered", async (t) => {
+/** A pool (idle for up to a minute: only reading sees the app's close sooner) whose one connection answered a request while its client was full. */
+async function pausedAtItsAnswersEnd(t: Test): Promise<{ app: { sockets: Socket[] }; pool: UpstreamPool; first: Owner }> {
   const app = await startApp(t);
-  const pool = new UpstreamPool({ address: { host: "127.0.0.1", port: app.port }, idleTimeoutMs: 5_000 });
+  const pool = new UpstreamPool({ address: { host: "127.0.0.1", port: app.port }, idleTimeoutMs: 60_000 });
   t.teardown(() => pool.close());
   const first = new Owner(pool, true);
   first.send();
   t.equal(await first.ended, "answered: hello");
+  return { app, pool, first };
+}
+
+t.test("paused for a slow client as its answer ended: the next request on it is answered", async (t) => {
+  const { app, pool, first } = await pausedAtItsAnswersEnd(t);
   const second = new Owner(pool, false);
   second.send();
   t.equal(second.connection, first.connection, "the pooled connection is reused");
@@ -80,13 +86,7 @@ t.test("paused for a slow client as its answer ended: the next request on it is 
 });
 
 t.test("an idle connection the app closes while it was left paused is not handed out", async (t) => {
-  const app = await startApp(t);
-  // Idle for a minute at most: only reading sees the app's close sooner.
-  const pool = new UpstreamPool({ address: { host: "127.0.0.1", port: app.port }, idleTimeoutMs: 60_000 });
-  t.teardown(() => pool.close());
-  const first = new Owner(pool, true);
-  first.send();
-  t.equal(await first.ended, "answered: hello");
+  const { app, pool, first } = await pausedAtItsAnswersEnd(t);
   const closed = new Promise<string>((resolve) => first.connection.socket.once("close", () => resolve("closed")));
   app.sockets[0]!.end();
   // A bound on a failure only: a paused connection never sees the FIN.
