@@ -286,7 +286,8 @@ FUZZ_RUNS ?= 1000000
 fuzz: node_modules/.installed
 	FUZZ_RUNS=$(FUZZ_RUNS) $(TAP) --disable-coverage --timeout 0 test/procfs/tcp-table-fuzz.test.ts test/relay/request-fuzz.test.ts test/relay/http2/h2-frame-fuzz.test.ts \
 	  test/h2-codec/frame-fuzz.test.ts test/h2-codec/hpack-fuzz.test.ts test/h2-codec/nghttp2-oracle.test.ts \
-	  test/h2-codec/nghttp2-mutated.test.ts test/h2-codec/session-differential.test.ts test/h2-codec/upstream-differential.test.ts
+	  test/h2-codec/nghttp2-mutated.test.ts test/h2-codec/session-differential.test.ts test/h2-codec/upstream-differential.test.ts \
+	  test/h2-codec/stream-id-map.test.ts
 
 SOAK_SECONDS ?= 600
 soak: build
@@ -295,7 +296,7 @@ soak: build
 
 # The binary in a memory cgroup of SOAK_MEMORY_LIMIT, once per set of loads in SOAK_LOADS, each set at once through a
 # fresh proxy (see bench/README.md): the HTTP/1.1 loads, then issue 38's h2 set (h2c GETs and downloads with 100 gRPC
-# calls in flight). SOAK_LOADS=http1,h2c,grpc runs all of them at once, which exceeds 64 MiB today.
+# calls in flight). SOAK_LOADS=http1,h2c,grpc runs all of them at once: not OOM-killed now, but not a pass yet.
 # Without root or a memory controller it says why and skips.
 SOAK_CGROUP_SECONDS ?= 60
 SOAK_MEMORY_LIMIT ?= 64M
