@@ -178,6 +178,9 @@ try {
   sample();
   // Still serving after the load, not merely still a process.
   const answer = await fetch(`http://127.0.0.1:${PORTS.proxy}/small`, { signal: AbortSignal.timeout(5_000) }).then((response) => response.status, (error) => error.message);
+  // A GET that got no answer: the proxy's sockets with bytes waiting either way say where it
+  // stuck (an app's answer unread on a pooled connection was issue 38's paused-pool defect).
+  if (answer !== 200) console.log(`proxy's sockets with bytes queued when the GET failed:\n${queuedSockets(proxy.pid)}`);
   const alive = proxy.exitCode === null && proxy.signalCode === null;
   const oomKills = cgroup.oomKills();
   const peak = cgroup.peakBytes();
@@ -207,3 +210,13 @@ try {
   rmSync(script, { force: true });
 }
 process.exitCode = failed ? 1 : 0;
+
+/** `ss` lines (state, Recv-Q, Send-Q, local, peer) of the process's TCP sockets with bytes queued either way, or why there are none. */
+function queuedSockets(pid) {
+  const ss = spawnSync("ss", ["-Htnp", "state", "all"], { encoding: "utf8" });
+  if (ss.error || ss.status !== 0) return `  (ss: ${ss.error?.message ?? ss.stderr.trim()})`;
+  const lines = ss.stdout.split("\n").filter((line) => line.includes(`pid=${pid},`)).map((line) => line.trim().split(/\s+/));
+  // A listener's Send-Q is its backlog, not bytes.
+  const queued = lines.filter(([state, recvQ, sendQ]) => state !== "LISTEN" && (recvQ !== "0" || sendQ !== "0"));
+  return queued.length === 0 ? `  none (of ${lines.length})` : queued.map((fields) => `  ${fields.slice(0, 5).join(" ")}`).join("\n");
+}
