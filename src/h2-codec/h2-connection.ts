@@ -206,7 +206,7 @@ export class H2Connection implements FrameVisitor {
   // ---- frames in (FrameVisitor) ----
 
   onSettings(entries: Buffer): void {
-    this.#peer.apply(entries, this.#out, this.#table.streams.values());
+    this.#peer.apply(entries, this.#out, this.#table.streams);
     this.#out.answered();
     this.#out.writer.settingsAck();
     this.#out.sendBlocked();

@@ -83,6 +83,17 @@ export class StreamIdMap<V> {
     return open.sort((a, b) => a.id - b.id).map((entry) => entry.value);
   }
 
+  /**
+   * The values as they lie in the table, no order and no copy: for a walk that changes no entry
+   * (a SETTINGS frame's window re-base), so a frame that re-bases nothing allocates nothing.
+   * Use {@link values} to set or delete while walking.
+   */
+  *[Symbol.iterator](): Iterator<V> {
+    const ids = this.#ids;
+    const values = this.#values;
+    for (let slot = 0; slot < ids.length; slot++) if (ids[slot] !== 0) yield values[slot] as V;
+  }
+
   /** The slot holding `id`, or -1. */
   #find(id: number): number {
     const ids = this.#ids;
