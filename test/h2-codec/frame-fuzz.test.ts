@@ -9,13 +9,9 @@ import { cuts, piecesOf } from "../relay/request-fuzz.js";
 import { FLAG, FRAME, frame, settingsFrame } from "../relay/http2/h2-frames.js";
 import { FrameLog, type FrameEvent } from "./frame-log.js";
 import { mutate, mutation } from "./hpack-fuzz-lists.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const runs = Number(process.env.FRAME_FUZZ_RUNS ?? process.env.FUZZ_RUNS ?? 2000);
-const FIXED_SEED = 20261207;
-const seed =
-  process.env.FRAME_FUZZ_SEED !== undefined ? Number(process.env.FRAME_FUZZ_SEED) : process.env.FUZZ_RUNS !== undefined ? Date.now() ^ (Math.random() * 0x100000000) : FIXED_SEED;
-const path = process.env.FRAME_FUZZ_PATH;
-const options = { numRuns: runs, seed, ...(path !== undefined ? { path } : {}) };
+const { runs, seed, options } = fuzzSettings("FRAME_FUZZ", { fixedSeed: 20261207, defaultRuns: 2000 });
 
 const stream = fc.integer({ min: 1, max: 9 }).map((n) => n * 2 - 1);
 const payload = (maxLength: number) => fc.uint8Array({ maxLength }).map((bytes) => Buffer.from(bytes));

@@ -8,13 +8,9 @@ import { DECODED, HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
 import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 import { connection, mutate, mutation, type Step } from "./hpack-fuzz-lists.js";
 import { HpackOracle, pythonHpack, type OracleDecoded } from "./hpack-oracle.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const runs = Number(process.env.HPACK_FUZZ_RUNS ?? (process.env.FUZZ_RUNS !== undefined ? Math.ceil(Number(process.env.FUZZ_RUNS) / 10) : 300));
-const FIXED_SEED = 20261206;
-const seed =
-  process.env.HPACK_FUZZ_SEED !== undefined ? Number(process.env.HPACK_FUZZ_SEED) : process.env.FUZZ_RUNS !== undefined ? Date.now() ^ (Math.random() * 0x100000000) : FIXED_SEED;
-const path = process.env.HPACK_FUZZ_PATH;
-const options = { numRuns: runs, seed, ...(path !== undefined ? { path } : {}) };
+const { runs, seed, options } = fuzzSettings("HPACK_FUZZ", { fixedSeed: 20261206, defaultRuns: 300, fuzzShare: 10 });
 
 /**
  * Where we refuse what python3-hpack takes, on purpose: caps it does not have (integers past

@@ -14,12 +14,9 @@ import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 import { FLAG, FRAME, frame, settingsFrame } from "../relay/http2/h2-frames.js";
 import { FrameLog } from "./frame-log.js";
 import { mutate, mutation } from "./hpack-fuzz-lists.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const runs = Number(process.env.NGHTTP2_FUZZ_RUNS ?? (process.env.FUZZ_RUNS !== undefined ? Math.ceil(Number(process.env.FUZZ_RUNS) / 100) : 150));
-const FIXED_SEED = 20261209;
-const seed =
-  process.env.NGHTTP2_FUZZ_SEED !== undefined ? Number(process.env.NGHTTP2_FUZZ_SEED) : process.env.FUZZ_RUNS !== undefined ? Date.now() ^ (Math.random() * 0x100000000) : FIXED_SEED;
-const path = process.env.NGHTTP2_FUZZ_PATH;
+const { runs, seed, path } = fuzzSettings("NGHTTP2_FUZZ", { fixedSeed: 20261209, defaultRuns: 150, fuzzShare: 100 });
 const CASE_BOUND_MS = 5_000;
 const COMPRESSION_ERROR = 9;
 /** Where we refuse what nghttp2 takes, on purpose (none expected at HPACK level: its integer and string caps are ours). */

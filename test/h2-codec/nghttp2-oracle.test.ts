@@ -11,12 +11,9 @@ import { FrameWriter } from "../../src/h2-codec/frame-writer.js";
 import { DECODED, HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
 import { HpackEncoder } from "../../src/h2-codec/hpack-encoder.js";
 import { FrameLog } from "./frame-log.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const runs = Number(process.env.NGHTTP2_FUZZ_RUNS ?? (process.env.FUZZ_RUNS !== undefined ? Math.ceil(Number(process.env.FUZZ_RUNS) / 100) : 60));
-const FIXED_SEED = 20261208;
-const seed =
-  process.env.NGHTTP2_FUZZ_SEED !== undefined ? Number(process.env.NGHTTP2_FUZZ_SEED) : process.env.FUZZ_RUNS !== undefined ? Date.now() ^ (Math.random() * 0x100000000) : FIXED_SEED;
-const path = process.env.NGHTTP2_FUZZ_PATH;
+const { runs, seed, path } = fuzzSettings("NGHTTP2_FUZZ", { fixedSeed: 20261208, defaultRuns: 60, fuzzShare: 100 });
 const CASE_BOUND_MS = 5_000;
 
 /** Fields nghttp2 takes as valid in a request (RFC 9113 §8.2: lowercase tokens, no CR/LF/NUL, no edge whitespace). */

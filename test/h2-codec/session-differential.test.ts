@@ -7,12 +7,9 @@ import { diffCase, SessionVerdicts, type CaseOutcome } from "./session-compare.j
 import { mutateFrames, mutateScript, mutations, type Mutation } from "./session-mutations.js";
 import { piecesOf, renderScript, script, serialize, type Script } from "./session-script.js";
 import { startCodecServer, startNodeServer } from "./session-servers.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const FIXED_SEED = 20261206;
-const fuzzing = process.env.FUZZ_RUNS !== undefined;
-const runs = Number(process.env.H2_DIFF_RUNS ?? (fuzzing ? Math.ceil(Number(process.env.FUZZ_RUNS) / 100) : 400));
-const seed = process.env.H2_DIFF_SEED !== undefined ? Number(process.env.H2_DIFF_SEED) : fuzzing || process.env.H2_DIFF_RUNS !== undefined ? (Date.now() ^ (Math.random() * 0x100000000)) | 0 : FIXED_SEED;
-const path = process.env.H2_DIFF_PATH;
+const { runs, seed, path } = fuzzSettings("H2_DIFF", { fixedSeed: 20261206, defaultRuns: 400, fuzzShare: 100, newSeedWhenRunsSet: true });
 /** H2_DIFF_SURVEY=1: failures are counted by class like the other differences instead of stopping the run (to see them all at once). */
 const survey = process.env.H2_DIFF_SURVEY === "1";
 /** How long one connection may stay open and silent when the marker PING cannot come back (a length mutation swallowed it). */

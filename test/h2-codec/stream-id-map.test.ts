@@ -3,13 +3,9 @@
 import fc from "fast-check";
 import t from "tap";
 import { StreamIdMap } from "../../src/h2-codec/stream-id-map.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const runs = Number(process.env.STREAM_MAP_FUZZ_RUNS ?? process.env.FUZZ_RUNS ?? 500);
-const FIXED_SEED = 20261206;
-const seed =
-  process.env.STREAM_MAP_FUZZ_SEED !== undefined ? Number(process.env.STREAM_MAP_FUZZ_SEED) : process.env.FUZZ_RUNS !== undefined ? Date.now() ^ (Math.random() * 0x100000000) : FIXED_SEED;
-const path = process.env.STREAM_MAP_FUZZ_PATH;
-const options = { numRuns: runs, seed, ...(path !== undefined ? { path } : {}) };
+const { runs, seed, options } = fuzzSettings("STREAM_MAP_FUZZ", { fixedSeed: 20261206, defaultRuns: 500 });
 
 /** Ids that share home slots at every capacity up to 1,024 (multiples of 2,048 apart), mixed with neighbours and the largest id. */
 const id = fc.oneof(

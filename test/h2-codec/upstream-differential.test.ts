@@ -10,12 +10,9 @@ import { runClient, startCodecClient, startNodeClient } from "./upstream-clients
 import { diffUpstreamCase, type ClientOutcome } from "./upstream-compare.js";
 import { UPSTREAM_FIELD_MUTATIONS, UPSTREAM_FRAME_MUTATIONS, upstreamMutations } from "./upstream-mutations.js";
 import { upstreamCase, type Method } from "./upstream-script.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const FIXED_SEED = 20261207;
-const fuzzing = process.env.FUZZ_RUNS !== undefined;
-const runs = Number(process.env.H2_UP_DIFF_RUNS ?? (fuzzing ? Math.ceil(Number(process.env.FUZZ_RUNS) / 100) : 300));
-const seed = process.env.H2_UP_DIFF_SEED !== undefined ? Number(process.env.H2_UP_DIFF_SEED) : fuzzing || process.env.H2_UP_DIFF_RUNS !== undefined ? (Date.now() ^ (Math.random() * 0x100000000)) | 0 : FIXED_SEED;
-const path = process.env.H2_UP_DIFF_PATH;
+const { runs, seed, path } = fuzzSettings("H2_UP_DIFF", { fixedSeed: 20261207, defaultRuns: 300, fuzzShare: 100, newSeedWhenRunsSet: true });
 /** H2_UP_DIFF_SURVEY=1: failures are counted by class like the other differences instead of stopping the run (to see them all at once). */
 const survey = process.env.H2_UP_DIFF_SURVEY === "1";
 /** How long one connection may stay open and silent when the marker PING cannot come back (a length mutation swallowed it), and how long a client's user may take to hear the close. */

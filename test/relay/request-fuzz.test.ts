@@ -8,21 +8,9 @@ import { startReferenceServer } from "./reference-server.js";
 import { DEFECTS, disagreements, expectationFor, type Defect } from "./request-oracle.js";
 import { cuts, judge, requestBytes, runCase, type FuzzSetup } from "./request-fuzz.js";
 import { collectAfterBarrier } from "./upstream-barrier.js";
+import { fuzzSettings } from "../helpers/fuzz-settings.js";
 
-const runs = Number(process.env.RELAY_FUZZ_RUNS ?? process.env.FUZZ_RUNS ?? 2000);
-/**
- * `make test` runs one fixed seed, which passes: a random one each run would make CI a lottery
- * on the disagreements the fuzz still finds with random seeds (see the README's Limits). `make
- * fuzz` (FUZZ_RUNS set) draws a new seed each run; RELAY_FUZZ_SEED replays one.
- */
-const FIXED_SEED = 20261203;
-const seed =
-  process.env.RELAY_FUZZ_SEED !== undefined
-    ? Number(process.env.RELAY_FUZZ_SEED)
-    : process.env.FUZZ_RUNS !== undefined
-      ? Date.now() ^ (Math.random() * 0x100000000)
-      : FIXED_SEED;
-const path = process.env.RELAY_FUZZ_PATH;
+const { runs, seed, path } = fuzzSettings("RELAY_FUZZ", { fixedSeed: 20261203, defaultRuns: 2000 });
 
 /** Run first in every run: one case of each defect found in today's daemon, so each stays in view until fixed. */
 const EXAMPLES: Array<[Buffer, number[]]> = [

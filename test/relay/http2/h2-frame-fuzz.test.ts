@@ -13,13 +13,9 @@ import { buildStream, streamParts } from "./h2-fuzz-streams.js";
 import { FLAG, FRAME, PREFACE, frame, headerBlock, hpackInteger, settingsFrame } from "./h2-frames.js";
 import { RawH2Client, type ClientView } from "./h2-raw-client.js";
 import { readStrictRequests, type StrictReading } from "./strict-h1-requests.js";
+import { fuzzSettings } from "../../helpers/fuzz-settings.js";
 
-const runs = Number(process.env.H2_FUZZ_RUNS ?? process.env.FUZZ_RUNS ?? 1000);
-/** `make test` runs one fixed seed; `make fuzz` (FUZZ_RUNS set) a new one each run; H2_FUZZ_SEED replays one. */
-const FIXED_SEED = 20260425;
-const seed =
-  process.env.H2_FUZZ_SEED !== undefined ? Number(process.env.H2_FUZZ_SEED) : process.env.FUZZ_RUNS !== undefined ? Date.now() ^ (Math.random() * 0x100000000) : FIXED_SEED;
-const path = process.env.H2_FUZZ_PATH;
+const { runs, seed, path } = fuzzSettings("H2_FUZZ", { fixedSeed: 20260425, defaultRuns: 1000 });
 /**
  * node:http2 on node 24 (24.22, the binary's runtime, which runs the tests) ends the whole session
  * (GOAWAY INTERNAL_ERROR, "Protocol error") at a DATA frame past its stream's content-length,

@@ -1,0 +1,35 @@
+// One rule for every fuzz test's runs, seed and replay path: `make test` a fixed seed, `make fuzz` (FUZZ_RUNS set) a new one each run, <PREFIX>_SEED and <PREFIX>_PATH replay one.
+
+export interface FuzzSettingsOptions {
+  /** The seed `make test` runs: one that passes, so CI is never a lottery. */
+  readonly fixedSeed: number;
+  /** Cases in `make test` (<PREFIX>_RUNS overrides). */
+  readonly defaultRuns: number;
+  /** Under `make fuzz`, FUZZ_RUNS divided by this (a case that is a whole connection of requests costs more than one frame). */
+  readonly fuzzShare?: number;
+  /** Widening the cases by hand (<PREFIX>_RUNS) draws a new seed too, as `make fuzz` does. */
+  readonly newSeedWhenRunsSet?: boolean;
+}
+
+export interface FuzzSettings {
+  readonly runs: number;
+  readonly seed: number;
+  /** fast-check's path of a shrunk case to replay alone. */
+  readonly path: string | undefined;
+  /** FUZZ_RUNS is set: this is `make fuzz`. */
+  readonly fuzzing: boolean;
+  /** fast-check's numRuns, seed and path. */
+  readonly options: { readonly numRuns: number; readonly seed: number; readonly path?: string };
+}
+
+export function fuzzSettings(prefix: string, { fixedSeed, defaultRuns, fuzzShare = 1, newSeedWhenRunsSet = false }: FuzzSettingsOptions): FuzzSettings {
+  const env = process.env;
+  const fuzzing = env.FUZZ_RUNS !== undefined;
+  const runsSet = env[`${prefix}_RUNS`];
+  const runs = Number(runsSet ?? (fuzzing ? Math.ceil(Number(env.FUZZ_RUNS) / fuzzShare) : defaultRuns));
+  const seedSet = env[`${prefix}_SEED`];
+  const newSeed = fuzzing || (newSeedWhenRunsSet && runsSet !== undefined);
+  const seed = seedSet !== undefined ? Number(seedSet) : newSeed ? (Date.now() ^ (Math.random() * 0x100000000)) | 0 : fixedSeed;
+  const path = env[`${prefix}_PATH`];
+  return { runs, seed, path, fuzzing, options: { numRuns: runs, seed, ...(path !== undefined ? { path } : {}) } };
+}
