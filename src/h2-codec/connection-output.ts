@@ -7,6 +7,7 @@ import { HpackEncoder } from "./hpack-encoder.js";
 
 /** The socket as the connection uses it (a `net.Socket`, or a test's stand-in). */
 export interface H2Transport {
+  /** Once `writableLength` is 0 again, the chunk's memory is the connection's to write over. */
   write(chunk: Buffer): boolean;
   cork(): void;
   uncork(): void;
@@ -126,15 +127,19 @@ export class ConnectionOutput {
   flush(): void {
     this.#flushScheduled = false;
     const pieces = this.writer.flush();
-    if (pieces.length === 0) return;
     const transport = this.#transport;
     if (pieces.length === 1) transport.write(pieces[0] as Buffer);
-    else {
+    else if (pieces.length > 1) {
       transport.cork();
       for (const piece of pieces) transport.write(piece);
       transport.uncork();
     }
-    if (transport.writableLength === 0) this.#queuedAnswers = 0;
+    if (transport.writableLength === 0) {
+      // The kernel has every octet written: no view of the output buffer is held any more.
+      this.#queuedAnswers = 0;
+      this.writer.reuseOutput();
+      return;
+    }
     if (!this.#readingPaused && transport.writableLength >= HIGH_WATER) {
       this.#readingPaused = true;
       transport.pause();

@@ -36,6 +36,11 @@ export class FrameWriter {
     return pieces;
   }
 
+  /** The socket has taken everything flushed so far: the output buffer is written from its start again (ByteBuffer.rewind). */
+  reuseOutput(): void {
+    if (this.pieces.length === 0) this.out.rewind();
+  }
+
   /** The client connection preface (RFC 9113 §3.4): the client side's first octets, before its SETTINGS. */
   preface(): void {
     this.out.pushBytes(CLIENT_PREFACE);
