@@ -9,7 +9,6 @@ import { loadErrorPages } from "./http/error-pages.js";
 import { ErrorResponder } from "./http/error-response.js";
 import type { DrainState } from "./http/drain-state.js";
 import { HealthEndpoints } from "./http/health.js";
-import { listen } from "./http/listen.js";
 import { ProxyErrorLog } from "./http/proxy-error-log.js";
 import { StreamGarbage } from "./http/stream-garbage.js";
 import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
@@ -221,7 +220,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     },
   });
   const start = async () => {
-    const address = await listen(server.server, config.listen);
+    const address = await server.sockets.listen(config.listen);
     await metrics?.start();
     if (config.adminListen && maintenance) {
       // node:http is loaded only now, for the admin listener: a start without it pays nothing.

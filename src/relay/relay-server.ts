@@ -1,5 +1,5 @@
 // The one listener: accepts connections, hands each request to a health answer or an exchange, sweeps slow heads and idle connections, closes for the drain.
-import { Server, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { DrainState } from "../http/drain-state.js";
 import type { HealthEndpoints } from "../http/health.js";
@@ -18,6 +18,7 @@ import { H2Listener } from "./http2/h2-listener.js";
 import type { H2RoutingParts } from "./http2/h2-routing.js";
 import { H1ToH2cExchange } from "./http2/h1-to-h2c-exchange.js";
 import { ParserPool } from "./http1/parser-pool.js";
+import { AcceptGroup } from "./accept-group.js";
 import { BurstGarbage } from "./burst-garbage.js";
 import type { H2cPool } from "./http2/h2c-pool.js";
 
@@ -70,9 +71,9 @@ export interface Listener {
   goAway(): void;
 }
 
-/** The proxy's listener: a `net` server whose connections are ClientConnections. */
+/** The proxy's listener: `net` sockets on one port whose connections are ClientConnections. */
 export class RelayServer implements ConnectionHost, Listener {
-  readonly server: Server;
+  readonly sockets: AcceptGroup;
   readonly #parts: RelayServerParts;
   readonly #connections = new Set<ClientConnection>();
   #sweeper: NodeJS.Timeout | undefined;
@@ -90,8 +91,8 @@ export class RelayServer implements ConnectionHost, Listener {
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
     this.#h2cForHttp1 = parts.http2.upstreamProtocol === "h2c" ? parts.http2.h2cPool() : undefined;
-    this.server = new Server({ noDelay: true }, (socket: Socket) => this.#accept(socket));
-    this.server.on("listening", () => {
+    this.sockets = new AcceptGroup((socket: Socket) => this.#accept(socket));
+    this.sockets.first.on("listening", () => {
       this.#sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
     });
   }
@@ -151,7 +152,7 @@ export class RelayServer implements ConnectionHost, Listener {
   }
 
   close(done: () => void): void {
-    this.server.close(() => {
+    this.sockets.close(() => {
       clearInterval(this.#sweeper);
       done();
     });

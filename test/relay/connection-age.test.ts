@@ -91,7 +91,7 @@ t.test("a grpcio channel reconnects by itself across several GOAWAYs: no failed 
   const app = await startGrpcApp(t);
   const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${app.port}`, "--max-connection-age", "700ms", "--max-connection-age-grace", "5s"]);
   let connections = 0;
-  daemon.server.server.on("connection", () => connections++);
+  for (const server of daemon.server.sockets.servers) server.on("connection", () => connections++);
   const client = spawn(SYSTEM_PYTHON, ["-u", join(import.meta.dirname, "../helpers/grpc-calls.py"), `127.0.0.1:${daemon.port}`, "200", "15"], { stdio: ["ignore", "pipe", "pipe"] });
   t.teardown(() => client.kill("SIGKILL"));
   let out = "";

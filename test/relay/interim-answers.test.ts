@@ -56,7 +56,7 @@ t.test("an endless stream of interim heads to a client that reads nothing: the 3
   });
   const daemon = await startTestDaemon(t, ["--upstream", upstream.url]);
   let accepted: Socket | undefined;
-  daemon.server.server.on("connection", (socket: Socket) => (accepted = socket));
+  for (const server of daemon.server.sockets.servers) server.on("connection", (socket: Socket) => (accepted = socket));
   const client = connect({ port: daemon.port, host: "127.0.0.1" });
   client.on("error", () => {});
   t.teardown(() => client.destroy());

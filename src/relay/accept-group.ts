@@ -1,0 +1,53 @@
+// The relay's listener: one port, several listening sockets joined by SO_REUSEPORT, because libuv accepts one connection per socket each time the loop polls.
+import { Server, type AddressInfo, type Socket } from "node:net";
+import type { ListenAddress } from "../config/listen-address.js";
+import { listen } from "../http/listen.js";
+
+/**
+ * Listening sockets on the port. libuv (1.45 on, libuv#3696) accepts one connection per
+ * listening socket each time the loop polls, and a loop busy with a thousand connections polls
+ * about every 100 ms: with one socket, a storm of new connections was accepted ten a second, and
+ * a probe on a new connection (the kubelet opens one per probe) waited behind it. While the
+ * all-loads soak's clients connected, a new connection's first byte came 1.9-4.1 s late with one
+ * socket; 0.9-1.4 s with 8, 0.5-0.7 s with 16, 0.3-0.6 s with 32 (bench/connection-storm.mjs).
+ * The kernel spreads connections over the sockets by their addresses; each costs a descriptor.
+ */
+export const LISTENING_SOCKETS = 16;
+
+/** The sockets, each handing its connections to `onConnection`; closed together. */
+export class AcceptGroup {
+  readonly servers: readonly Server[];
+
+  constructor(onConnection: (socket: Socket) => void, count = LISTENING_SOCKETS) {
+    this.servers = Array.from({ length: count }, () => new Server({ noDelay: true }, onConnection));
+  }
+
+  /** The first socket: the one a "listening" handler goes on. */
+  get first(): Server {
+    return this.servers[0] as Server;
+  }
+
+  /** Binds every socket to `address` (port 0 resolved once); rejects as listen() does. */
+  async listen(address: ListenAddress): Promise<AddressInfo> {
+    // With SO_REUSEPORT on every socket, a second process of the same user (a second
+    // readiness-proxy on the same --listen) would join the port instead of failing. A plain socket
+    // claims it first, so whatever holds the port already is refused with EADDRINUSE, as before.
+    const claim = new Server();
+    const claimed = await listen(claim, address);
+    await new Promise((resolve) => claim.close(resolve));
+    const port = { host: address.host, port: claimed.port };
+    try {
+      for (const server of this.servers) await listen(server, port, "", { reusePort: true });
+    } catch (error) {
+      for (const server of this.servers) if (server.listening) server.close();
+      throw error;
+    }
+    return this.first.address() as AddressInfo;
+  }
+
+  /** Stops accepting on every socket; `done` runs once each has closed with its connections. */
+  close(done: () => void): void {
+    let open = this.servers.length;
+    for (const server of this.servers) server.close(() => --open === 0 && done());
+  }
+}

@@ -1,0 +1,68 @@
+// The relay's listener as the kernel sees it: one port, LISTENING_SOCKETS sockets joined by SO_REUSEPORT, connections spread over them, and a port someone else holds still refused.
+import { readFileSync } from "node:fs";
+import { createConnection, Server, type AddressInfo, type Socket } from "node:net";
+import t from "tap";
+import { AcceptGroup, LISTENING_SOCKETS } from "../../src/relay/accept-group.js";
+
+/** LISTEN sockets on 127.0.0.1:`port` in this network namespace's /proc/net/tcp. */
+function listeningSockets(port: number): number {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .filter((line) => {
+      const fields = line.trim().split(/\s+/);
+      return fields[1] === local && fields[3] === "0A";
+    }).length;
+}
+
+function closed(group: AcceptGroup): Promise<void> {
+  return new Promise((resolve) => group.close(resolve));
+}
+
+t.test("one port, every socket listening on it in the kernel", async (t) => {
+  const group = new AcceptGroup((socket) => socket.destroy());
+  const { port } = await group.listen({ host: "127.0.0.1", port: 0 });
+  t.teardown(() => closed(group));
+  t.equal(group.servers.length, LISTENING_SOCKETS);
+  t.ok(group.servers.every((server) => (server.address() as AddressInfo).port === port), "port 0 resolved once, for all");
+  t.equal(listeningSockets(port), LISTENING_SOCKETS);
+});
+
+t.test("connections are spread over the sockets, each handed to the one handler", async (t) => {
+  const accepted: Socket[] = [];
+  let allAccepted!: () => void;
+  const everyOne = new Promise<void>((resolve) => (allAccepted = resolve));
+  const group = new AcceptGroup((socket) => accepted.push(socket) === 64 && allAccepted());
+  const { port } = await group.listen({ host: "127.0.0.1", port: 0 });
+  const perSocket = group.servers.map(() => 0);
+  group.servers.forEach((server, index) => server.on("connection", () => perSocket[index]!++));
+  const clients = await Promise.all(
+    Array.from({ length: 64 }, () => new Promise<Socket>((resolve) => { const client = createConnection(port, "127.0.0.1", () => resolve(client)); })),
+  );
+  await everyOne;
+  t.equal(accepted.length, clients.length, "every connection reached the handler");
+  t.ok(perSocket.filter((count) => count > 0).length > 1, `more than one socket accepted (${perSocket.join(" ")})`);
+  for (const socket of [...clients, ...accepted]) socket.destroy();
+  await closed(group);
+  t.equal(listeningSockets(port), 0, "done once every socket has closed");
+});
+
+t.test("a port another socket holds is refused as before, and nothing is left bound", async (t) => {
+  const holder = new Server();
+  await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => holder.close());
+  const { port } = holder.address() as AddressInfo;
+  const group = new AcceptGroup((socket) => socket.destroy());
+  await t.rejects(group.listen({ host: "127.0.0.1", port }), { message: `cannot listen on 127.0.0.1:${port}: address already in use` });
+  t.ok(group.servers.every((server) => !server.listening));
+  t.equal(listeningSockets(port), 1, "only the holder's");
+});
+
+t.test("a second group on the same port (a second readiness-proxy) is refused, not joined", async (t) => {
+  const first = new AcceptGroup((socket) => socket.destroy());
+  const { port } = await first.listen({ host: "127.0.0.1", port: 0 });
+  t.teardown(() => closed(first));
+  const second = new AcceptGroup((socket) => socket.destroy());
+  await t.rejects(second.listen({ host: "127.0.0.1", port }), { message: `cannot listen on 127.0.0.1:${port}: address already in use` });
+  t.equal(listeningSockets(port), LISTENING_SOCKETS);
+});
