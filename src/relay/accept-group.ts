@@ -14,11 +14,21 @@ import { listen } from "../http/listen.js";
  */
 export const LISTENING_SOCKETS = 16;
 
+/**
+ * Node sets SO_REUSEPORT from 22.12 and 23.1 on (listen's `reusePort`); before, the option is
+ * ignored and a second socket could not bind. The binary embeds a runtime that has it; the npm
+ * package under an older node listens on one socket, as before.
+ */
+export function runtimeSetsReusePort(version = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+}
+
 /** The sockets, each handing its connections to `onConnection`; closed together. */
 export class AcceptGroup {
   readonly servers: readonly Server[];
 
-  constructor(onConnection: (socket: Socket) => void, count = LISTENING_SOCKETS) {
+  constructor(onConnection: (socket: Socket) => void, count = runtimeSetsReusePort() ? LISTENING_SOCKETS : 1) {
     this.servers = Array.from({ length: count }, () => new Server({ noDelay: true }, onConnection));
   }
 

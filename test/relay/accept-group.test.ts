@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { createConnection, Server, type AddressInfo, type Socket } from "node:net";
 import t from "tap";
-import { AcceptGroup, LISTENING_SOCKETS } from "../../src/relay/accept-group.js";
+import { AcceptGroup, LISTENING_SOCKETS, runtimeSetsReusePort } from "../../src/relay/accept-group.js";
 
 /** LISTEN sockets on 127.0.0.1:`port` in this network namespace's /proc/net/tcp. */
 function listeningSockets(port: number): number {
@@ -18,6 +18,11 @@ function listeningSockets(port: number): number {
 function closed(group: AcceptGroup): Promise<void> {
   return new Promise((resolve) => group.close(resolve));
 }
+
+t.test("the runtimes that set SO_REUSEPORT, and the one the tests run on", async (t) => {
+  t.strictSame(["20.19.0", "22.11.0", "22.12.0", "23.0.0", "23.1.0", "24.0.0", "26.2.1"].map((version) => runtimeSetsReusePort(version)), [false, false, true, false, true, true, true]);
+  t.ok(runtimeSetsReusePort(), "the embedded runtime does: the rest of this file needs it");
+});
 
 t.test("one port, every socket listening on it in the kernel", async (t) => {
   const group = new AcceptGroup((socket) => socket.destroy());
