@@ -8,8 +8,8 @@ import { listen } from "../http/listen.js";
  * listening socket each time the loop polls, and a loop busy with a thousand connections polls
  * about every 100 ms: with one socket, a storm of new connections was accepted ten a second, and
  * a probe on a new connection (the kubelet opens one per probe) waited behind it. While the
- * all-loads soak's clients connected, a new connection's first byte came 1.9-4.1 s late with one
- * socket; 0.9-1.4 s with 8, 0.5-0.7 s with 16, 0.3-0.6 s with 32 (bench/connection-storm.mjs).
+ * all-loads soak's clients connected, a new connection's first byte came up to 3.9-4.1 s late
+ * with one socket; 0.9-1.4 s with 8, 0.5-0.7 s with 16, 0.3-0.6 s with 32 (bench/connection-storm.mjs).
  * The kernel spreads connections over the sockets by their addresses; each costs a descriptor.
  */
 export const LISTENING_SOCKETS = 16;
