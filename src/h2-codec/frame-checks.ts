@@ -14,15 +14,15 @@ const NAMES = ["DATA", "HEADERS", "PRIORITY", "RST_STREAM", "SETTINGS", "PUSH_PR
 /**
  * Throws the connection error a known frame type's header alone shows: a size its type cannot
  * have, or a stream id its type may not use. PUSH_PROMISE is always refused: we never enable push,
- * and a client may not push (RFC 9113 §8.4). WINDOW_UPDATE goes on either.
+ * and a client may not push (RFC 9113 §8.4). WINDOW_UPDATE goes on either. A frame that breaks
+ * both kinds of rule gets the size's FRAME_SIZE_ERROR, as from nghttp2, which checks sizes as it
+ * reads a frame's header and stream ids once the frame is whole (the session differential fuzz
+ * found a SETTINGS ACK with a payload on stream 1 answered PROTOCOL_ERROR here, FRAME_SIZE_ERROR
+ * there).
  */
 export function checkFrameHeader(type: number, flags: number, streamId: number, length: number): void {
   const name = NAMES[type] as string;
   if (type === FRAME.PUSH_PROMISE) throw protocolError("PUSH_PROMISE received: push is disabled");
-  if (type !== FRAME.WINDOW_UPDATE) {
-    if (ON_CONNECTION[type] === true && streamId !== 0) throw protocolError(`${name} on stream ${streamId}: it belongs to stream 0`);
-    if (ON_CONNECTION[type] === false && streamId === 0) throw protocolError(`${name} on stream 0`);
-  }
   const fixed = FIXED_LENGTH[type] as number;
   if (fixed >= 0 && length !== fixed) throw frameSizeError(`${name} of ${length} octets: it takes ${fixed}`);
   if (type === FRAME.SETTINGS) {
@@ -31,6 +31,10 @@ export function checkFrameHeader(type: number, flags: number, streamId: number, 
   }
   if (type === FRAME.GOAWAY && length < 8) throw frameSizeError(`GOAWAY of ${length} octets: it takes at least 8`);
   if (type === FRAME.DATA && flags & FLAG.PADDED && length < 1) throw frameSizeError("padded DATA without a pad length");
+  if (type !== FRAME.WINDOW_UPDATE) {
+    if (ON_CONNECTION[type] === true && streamId !== 0) throw protocolError(`${name} on stream ${streamId}: it belongs to stream 0`);
+    if (ON_CONNECTION[type] === false && streamId === 0) throw protocolError(`${name} on stream 0`);
+  }
 }
 
 /** Throws the connection error a SETTINGS payload's values earn (RFC 9113 §6.5.2); unknown settings are ignored. */

@@ -83,6 +83,10 @@ const BAD: readonly { name: string; input: Buffer; code: CodecErrorCode; options
   { name: "SETTINGS of 5 octets", input: Buffer.concat([SETTINGS, frame(FRAME.SETTINGS, 0, 0, Buffer.alloc(5))]), code: "FRAME_SIZE_ERROR" },
   { name: "SETTINGS ACK with a payload", input: Buffer.concat([SETTINGS, frame(FRAME.SETTINGS, FLAG.ACK, 0, Buffer.alloc(6))]), code: "FRAME_SIZE_ERROR" },
   { name: "SETTINGS on a stream", input: Buffer.concat([SETTINGS, frame(FRAME.SETTINGS, 0, 1)]), code: "PROTOCOL_ERROR" },
+  // Two rules broken at once: the size's error, as nghttp2 answers (the session differential fuzz's find).
+  { name: "SETTINGS ACK with a payload on a stream", input: Buffer.concat([SETTINGS, frame(FRAME.SETTINGS, FLAG.ACK, 1, Buffer.alloc(6))]), code: "FRAME_SIZE_ERROR" },
+  { name: "PING of 7 octets on a stream", input: Buffer.concat([SETTINGS, frame(FRAME.PING, 0, 1, Buffer.alloc(7))]), code: "FRAME_SIZE_ERROR" },
+  { name: "RST_STREAM of 3 octets on stream 0", input: Buffer.concat([SETTINGS, frame(FRAME.RST_STREAM, 0, 0, Buffer.alloc(3))]), code: "FRAME_SIZE_ERROR" },
   { name: "SETTINGS_ENABLE_PUSH of 2", input: settingsFrame([[2, 2]]), code: "PROTOCOL_ERROR" },
   { name: "SETTINGS_INITIAL_WINDOW_SIZE past 2^31 - 1", input: settingsFrame([[4, 0x80000000]]), code: "FLOW_CONTROL_ERROR" },
   { name: "SETTINGS_MAX_FRAME_SIZE below 16384", input: settingsFrame([[5, 16383]]), code: "PROTOCOL_ERROR" },
