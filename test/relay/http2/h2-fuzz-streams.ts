@@ -116,9 +116,12 @@ function judge(draft: Draft): { never: string[]; unsure: string[] } {
   if (draft.pseudo.some((field) => !PSEUDO.has(field.name))) never.push("an unknown pseudo-header");
   if (draft.regular.some((field) => field.name.startsWith(":"))) never.push("a pseudo-header after a field");
   const method = value(":method") ?? "";
+  const scheme = value(":scheme") ?? "";
   const path = value(":path") ?? "";
   const authority = value(":authority");
   if (!TOKEN.test(method)) never.push(`:method ${JSON.stringify(method)}`);
+  // A :scheme must be a URI scheme (RFC 3986 §3.1); "/other" is what missing-pseudo then duplicate-pseudo can leave.
+  if (count(":scheme") === 1 && !/^[A-Za-z][A-Za-z0-9+.-]*$/.test(scheme)) never.push(`:scheme ${JSON.stringify(scheme)}`);
   if (!VISIBLE.test(path)) never.push(`:path ${JSON.stringify(path)}`);
   else if (!path.startsWith("/")) never.push(`:path ${JSON.stringify(path)}, not origin-form`);
   if (authority !== undefined && !/^[\x21-\x7e]*$/.test(authority)) never.push(`:authority ${JSON.stringify(authority)}`);
