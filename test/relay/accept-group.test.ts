@@ -2,17 +2,14 @@
 import { readFileSync } from "node:fs";
 import { createConnection, Server, type AddressInfo, type Socket } from "node:net";
 import t from "tap";
+import { parseTcpTable } from "../../src/procfs/tcp-table.js";
 import { AcceptGroup, LISTENING_SOCKETS, runtimeSetsReusePort } from "../../src/relay/accept-group.js";
 
-/** LISTEN sockets on 127.0.0.1:`port` in this network namespace's /proc/net/tcp. */
+/** LISTEN sockets on `port` in this network namespace's /proc/net/tcp, as the daemon's own parser reads them (a row each). */
 function listeningSockets(port: number): number {
-  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-  return readFileSync("/proc/net/tcp", "utf8")
-    .split("\n")
-    .filter((line) => {
-      const fields = line.trim().split(/\s+/);
-      return fields[1] === local && fields[3] === "0A";
-    }).length;
+  const table = parseTcpTable(readFileSync("/proc/net/tcp"));
+  if (!table.readable) throw new Error(`/proc/net/tcp: ${table.reason}`);
+  return table.listenAddresses.get(port)?.length ?? 0;
 }
 
 function closed(group: AcceptGroup): Promise<void> {
