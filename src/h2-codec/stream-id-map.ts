@@ -85,8 +85,8 @@ export class StreamIdMap<V> {
 
   /**
    * The values as they lie in the table, no order and no copy: for a walk that changes no entry
-   * (a SETTINGS frame's window re-base), so a frame that re-bases nothing allocates nothing.
-   * Use {@link values} to set or delete while walking.
+   * (a SETTINGS frame's window re-base), so a frame costs one iterator, not an array of every
+   * open stream. Use {@link values} to set or delete while walking.
    */
   *[Symbol.iterator](): Iterator<V> {
     const ids = this.#ids;
