@@ -171,10 +171,10 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors, waitForDrain),
     drain,
+    upstreamPool: pool,
     // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
     http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
     context: {
-      pool,
       pathPrefix: config.upstream.pathPrefix,
       upstreamHost: upstreamUrl.host,
       responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,

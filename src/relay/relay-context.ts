@@ -1,4 +1,4 @@
-// What every exchange of one relay shares: the pool, the upstream's address facts, the error pages, the log and the observer.
+// What every exchange of one relay shares, whatever protocols are on its two sides: the upstream's address facts, the error pages, the log and the observer.
 import type { Logger } from "pino";
 import type { ErrorResponder } from "../http/error-response.js";
 import type { ProxyErrorLog } from "../http/proxy-error-log.js";
@@ -7,12 +7,10 @@ import type { StreamGarbage } from "../http/stream-garbage.js";
 import type { AccessLog } from "../access-log/access-log.js";
 import type { InFlightRequests } from "../http/in-flight.js";
 import type { ConcurrencyLimiter } from "../overload/concurrency-limiter.js";
-import type { UpstreamPool } from "./http1/upstream-pool.js";
 import type { StreamDeadlines } from "./stream-deadlines.js";
 
 /** Built once per relay; exchanges read it and never change it. */
 export interface RelayContext {
-  readonly pool: UpstreamPool;
   /** The upstream URL's path, put in front of every target. */
   readonly pathPrefix: string;
   /** `host:port` of the upstream, the Host of a request that came without one. */

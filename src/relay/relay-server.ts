@@ -15,12 +15,14 @@ import type { RelayContext } from "./relay-context.js";
 import type { RequestHead } from "./http1/request-head.js";
 import { CLIENT_KEEP_ALIVE_SECONDS } from "./http1/response-head.js";
 import { H2Listener } from "./http2/h2-listener.js";
-import type { H2RoutingParts } from "./http2/h2-routing.js";
-import { H1ToH2cExchange } from "./http2/h1-to-h2c-exchange.js";
+import type { ForwardToHttp1, H2RoutingParts } from "./http2/h2-routing.js";
+import { H1ToH2cExchange } from "./cross-protocol/h1-to-h2c-exchange.js";
+import { H2ToH1Exchange } from "./cross-protocol/h2-to-h1-exchange.js";
 import { ParserPool } from "./http1/parser-pool.js";
 import { AcceptGroup } from "./accept-group.js";
 import { BurstGarbage } from "./burst-garbage.js";
 import type { H2cPool } from "./http2/h2c-pool.js";
+import type { UpstreamPool } from "./http1/upstream-pool.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -36,8 +38,10 @@ export interface RelayServerParts {
   readonly health: HealthEndpoints;
   readonly context: RelayContext;
   readonly drain: DrainState;
-  /** The h2 side's parts beyond health and context (CONTRACT §13). */
-  readonly http2: Omit<H2RoutingParts, "health" | "context">;
+  /** Connections to an HTTP/1.1 app, for HTTP/1.1 clients and for h2 ones under `--upstream-protocol http1`. */
+  readonly upstreamPool: UpstreamPool;
+  /** The h2 side's parts beyond health, context and the HTTP/1.1 app (CONTRACT §13). */
+  readonly http2: Omit<H2RoutingParts, "health" | "context" | "forwardToHttp1">;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -138,8 +142,13 @@ export class RelayServer implements ConnectionHost, Listener {
   #exchangeFor(request: RequestHead, connection: ClientConnection): Transaction {
     const context = this.#parts.context;
     if (this.#h2cForHttp1 !== undefined && !request.upgrade) return new H1ToH2cExchange(context, this.#h2cForHttp1, connection, request);
-    return new Exchange(context, connection, request);
+    return new Exchange(context, this.#parts.upstreamPool, connection, request);
   }
+
+  /** An h2 stream to the HTTP/1.1 app: the two codecs are paired here, above both. */
+  readonly #forwardToHttp1: ForwardToHttp1 = (stream, request, remoteAddress, preRead, preReadEnded) => {
+    new H2ToH1Exchange(this.#parts.context, this.#parts.upstreamPool, stream, request, remoteAddress, preRead, preReadEnded).start();
+  };
 
   forget(connection: ClientConnection): void {
     this.#connections.delete(connection);
@@ -147,7 +156,7 @@ export class RelayServer implements ConnectionHost, Listener {
 
   switchToHttp2(connection: ClientConnection, rest: Buffer): void {
     this.#connections.delete(connection);
-    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS, HEADERS_TIMEOUT_MS);
+    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS, HEADERS_TIMEOUT_MS);
     this.#h2.accept(connection.socket, rest, this.now);
   }
 

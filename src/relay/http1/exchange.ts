@@ -25,11 +25,13 @@ import type { Transaction } from "./transaction.js";
 import { sendOwnAnswer, writeWholeAnswer } from "./own-answer.js";
 import { openTunnel } from "./tunnel.js";
 import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
+import type { UpstreamPool } from "./upstream-pool.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
 export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter, DeadlineTarget {
   readonly #context: RelayContext;
+  readonly #pool: UpstreamPool;
   readonly #client: ClientConnection;
   readonly #request: RequestHead;
   readonly #record: RequestRecord;
@@ -54,8 +56,9 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   /** Set while a WebSocket tunnel is open: what ends it. */
   #cutTunnel: (() => void) | undefined;
 
-  constructor(context: RelayContext, client: ClientConnection, request: RequestHead) {
+  constructor(context: RelayContext, pool: UpstreamPool, client: ClientConnection, request: RequestHead) {
     this.#context = context;
+    this.#pool = pool;
     this.#client = client;
     this.#request = request;
     this.#record = new RequestRecord(context, request, client.remoteAddress);
@@ -121,7 +124,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   }
 
   #connect(): void {
-    const pool = this.#context.pool;
+    const pool = this.#pool;
     const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#resendable());
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
@@ -285,7 +288,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
   onResponseEnd(keepAlive: boolean): void {
     const upstream = this.#upstream;
     this.#upstream = undefined;
-    if (upstream !== undefined) this.#context.pool.release(upstream, keepAlive && this.#requestSent && !this.#done);
+    if (upstream !== undefined) this.#pool.release(upstream, keepAlive && this.#requestSent && !this.#done);
     if (this.#done) return;
     if (this.#responseFraming === "chunked") this.#client.write(LAST_CHUNK);
     this.#done = true;

@@ -5,7 +5,6 @@ import { RequestRecord } from "../request-record.js";
 import { H2Exchange } from "./h2-exchange.js";
 import { answerOwnError } from "./h2-own-answer.js";
 import { streamWriter, type H2Request } from "./h2-request.js";
-import { H2ToH1Exchange } from "./h2-to-h1-exchange.js";
 import type { H2cPool } from "./h2c-pool.js";
 import type { ClientStream } from "./client-stream.js";
 
@@ -23,6 +22,12 @@ export interface LocalH2Service {
   answer(request: H2Request, body: Buffer, stream: ClientStream): boolean;
 }
 
+/**
+ * Relays a stream to an HTTP/1.1 app (src/relay/cross-protocol/, given by the listener above both
+ * codecs, so this one needs nothing of HTTP/1.1's). `preRead`: the body a local service read first.
+ */
+export type ForwardToHttp1 = (stream: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded: boolean) => void;
+
 /** A locally claimed request's body above this is the app's: no local service needs more. */
 export const LOCAL_BODY_LIMIT = 64 * 1024;
 
@@ -30,6 +35,8 @@ export interface H2RoutingParts {
   readonly health: HealthEndpoints;
   readonly context: RelayContext;
   readonly upstreamProtocol: UpstreamProtocol;
+  /** `--upstream-protocol http1`: how a stream reaches the app. */
+  readonly forwardToHttp1: ForwardToHttp1;
   /** The h2c pool, made at the first stream that needs one. */
   readonly h2cPool: () => H2cPool;
   /** Services answered locally before anything is forwarded; empty until src/grpc/ adds its own. */
@@ -82,7 +89,7 @@ export function forward(parts: H2RoutingParts, stream: ClientStream, request: H2
       stream.onClose = () => record.finished(false);
       return;
     }
-    new H2ToH1Exchange(context, stream, request, remoteAddress, preRead, preReadEnded).start();
+    parts.forwardToHttp1(stream, request, remoteAddress, preRead, preReadEnded);
     return;
   }
   new H2Exchange(context, parts.h2cPool(), stream, request, remoteAddress, preRead, preReadEnded).start();

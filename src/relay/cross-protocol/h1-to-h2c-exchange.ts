@@ -1,5 +1,5 @@
 // One HTTP/1.1 request relayed to an h2c app on a stream of the h2c pool (--upstream-protocol h2c): the HTTP/1.1 codec's Transaction on the client side, an h2 stream on the app's.
-import { headerObject, type AppStream } from "./app-stream.js";
+import { headerObject, type AppStream } from "../http2/app-stream.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
@@ -22,7 +22,7 @@ import type { DeadlineKind } from "../stream-deadlines.js";
 import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
 import { h1ToH2cFields } from "./h1-to-h2c-fields.js";
-import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
+import type { H2cPool, H2cSessionUser } from "../http2/h2c-pool.js";
 import { withinBoundary } from "../fault-injection.js";
 
 /** How much request body is held while queued or connecting before reading stops (as the HTTP/1.1 exchange). */

@@ -11,17 +11,19 @@ import type { RelayContext } from "../relay-context.js";
 import { RequestRecord, type DeadlineTarget } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
 import type { UpstreamConnection, UpstreamOwner } from "../http1/upstream-connection.js";
+import type { UpstreamPool } from "../http1/upstream-pool.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
 import { http1RequestHead } from "./h2-to-h1-head.js";
-import { answerOwnError } from "./h2-own-answer.js";
-import type { H2Request } from "./h2-request.js";
-import { h1ToH2Fields } from "./h2-response-headers.js";
+import { answerOwnError } from "../http2/h2-own-answer.js";
+import type { H2Request } from "../http2/h2-request.js";
+import { h1ToH2Fields } from "../http2/h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
-import type { ClientStream } from "./client-stream.js";
+import type { ClientStream } from "../http2/client-stream.js";
 
 /** One per stream, an UpstreamOwner of the HTTP/1.1 pool like the HTTP/1.1 exchange. */
 export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, DeadlineTarget {
   readonly #context: RelayContext;
+  readonly #pool: UpstreamPool;
   readonly #client: ClientStream;
   readonly #request: H2Request;
   readonly #record: RequestRecord;
@@ -54,8 +56,9 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#client.reset(false);
   };
 
-  constructor(context: RelayContext, client: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
+  constructor(context: RelayContext, pool: UpstreamPool, client: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead?: Buffer, preReadEnded = true) {
     this.#context = context;
+    this.#pool = pool;
     this.#client = client;
     this.#request = request;
     this.#record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
@@ -81,7 +84,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
     this.#queued = undefined;
     this.#record.admitted(waitedMs !== undefined, waitedMs, this);
     // Never sent again (see onUpstreamFailure): it goes only on a connection fresh enough not to race the app's idle close.
-    const upstream = this.#context.pool.acquire(this, false);
+    const upstream = this.#pool.acquire(this, false);
     this.#upstream = upstream;
     if (upstream.connected) this.#sendHead();
     else {
@@ -191,7 +194,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
   onResponseEnd(keepAlive: boolean): void {
     const upstream = this.#upstream;
     this.#upstream = undefined;
-    if (upstream !== undefined) this.#context.pool.release(upstream, keepAlive && this.#requestSent && !this.#done);
+    if (upstream !== undefined) this.#pool.release(upstream, keepAlive && this.#requestSent && !this.#done);
     if (this.#done || this.#responseEnded) return;
     this.#responseEnded = true;
     this.#client.end();

@@ -2,7 +2,7 @@
 import { ForwardedFields } from "../forwarded-fields.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 import type { RequestHead } from "../http1/request-head.js";
-import type { H2ForwardOptions } from "./h2-forward-headers.js";
+import type { H2ForwardOptions } from "../http2/h2-forward-headers.js";
 
 /**
  * An HTTP/1.1 request as h2c header fields (`--upstream-protocol h2c`), the codec's flat list:

@@ -2,8 +2,8 @@
 import { ForwardedFields } from "../forwarded-fields.js";
 import { NO_LISTED_NAMES, isHopByHop } from "../hop-by-hop.js";
 import type { RequestBodyFraming } from "../http1/forwarded-request-head.js";
-import type { H2ForwardOptions } from "./h2-forward-headers.js";
-import type { H2Request } from "./h2-request.js";
+import type { H2ForwardOptions } from "../http2/h2-forward-headers.js";
+import type { H2Request } from "../http2/h2-request.js";
 
 /** An h2 request as an HTTP/1.1 head: the text and how its body is framed. */
 export interface Http1Head {
