@@ -1,5 +1,5 @@
 // One HTTP/1.1 request relayed to an h2c app on a stream of the h2c pool (--upstream-protocol h2c): the HTTP/1.1 codec's Transaction on the client side, an h2 stream on the app's.
-import { headerObject, type AppStream } from "../http2/app-stream.js";
+import { headerObject, sendsAgain, type AppStream } from "../http2/app-stream.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
@@ -46,6 +46,9 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   #headTimer: NodeJS.Timeout | undefined;
   #framing: ResponseFraming = "none";
   #responseStarted = false;
+  /** Some of the body was written to an app stream: a refused stream is not sent again (the body is not kept). */
+  #bodyForwarded = false;
+  #retried = false;
   /** A gRPC-form error's status is in the record already: our writer must not count its 200. */
   #statusRecorded = false;
   /** In the pool's waiters: a session is still to come. */
@@ -91,6 +94,10 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     // The head's deadline runs from here, the connection's setup included (an app that accepts
     // and never sends SETTINGS gets its 504 like one that never answers).
     this.#awaitHead();
+    this.#acquireSession();
+  }
+
+  #acquireSession(): void {
     this.#waitingForSession = true;
     this.#pool.acquire(this);
   }
@@ -126,8 +133,12 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     upstream.onDrain = () => this.#client.resumeForBody();
     upstream.onClose = () => this.#onClose();
     upstream.onFault = this.#fault;
-    for (const chunk of this.#pending) upstream.write(chunk);
+    for (const chunk of this.#pending) {
+      upstream.write(chunk);
+      this.#bodyForwarded = true;
+    }
     this.#pending = [];
+    this.#pendingBytes = 0;
     if (this.#requestEnded) {
       if (!endStream) upstream.end();
     } else {
@@ -160,6 +171,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
       if (this.#pendingBytes > HELD_BODY_BYTES) this.#client.pauseForBody();
       return;
     }
+    this.#bodyForwarded = true;
     if (!upstream.write(chunk)) this.#client.pauseForBody();
   }
 
@@ -235,6 +247,11 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     const upstream = this.#upstream;
     this.#detach();
     if (this.#done || upstream === undefined) return;
+    if (sendsAgain(upstream.rstCode, this.#responseStarted, this.#retried, this.#bodyForwarded)) {
+      this.#retried = true;
+      this.#acquireSession();
+      return;
+    }
     if (!this.#responseStarted) {
       this.#context.observer.upstreamError("reset");
       return this.#fail(502, Object.assign(new Error(`upstream stream closed (code ${upstream.rstCode})`), { code: "ECONNRESET" }), "upstream unavailable");

@@ -2,8 +2,19 @@
 import type { IncomingHttpHeaders } from "node:http2";
 import { StreamPort } from "./stream-port.js";
 import { SINGLE_VALUE } from "./h2-response-headers.js";
+import { H2_ERROR } from "../../h2-codec/codec-error.js";
 
 function ignore(): void {}
+
+/**
+ * RFC 9113 §8.7: a stream the app closed with REFUSED_STREAM was not processed (the codec closes
+ * every stream above a GOAWAY's last stream id with that code too), so it is sent again on another
+ * stream: once, only before any answer, and only when none of its body went with it (the body is
+ * not kept). The one rule for every exchange whose app speaks h2c, whatever its client speaks.
+ */
+export function sendsAgain(rstCode: number | undefined, answered: boolean, sentAgainBefore: boolean, bodyForwarded: boolean): boolean {
+  return rstCode === H2_ERROR.REFUSED_STREAM && !answered && !sentAgainBefore && !bodyForwarded;
+}
 
 /**
  * A request's stream at the app: `onResponse` for the final head, `onInterim` for a 1xx,

@@ -1,5 +1,5 @@
 // One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
-import type { AppStream } from "./app-stream.js";
+import { sendsAgain, type AppStream } from "./app-stream.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
@@ -241,8 +241,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#detachUpstream();
     if (this.#done || upstream === undefined) return;
     const code = upstream.rstCode ?? 0;
-    // RFC 9113 §8.7: a refused stream (or one above a GOAWAY's last id) was not processed: sent again once.
-    if (!this.#responseStarted && code === H2_ERROR.REFUSED_STREAM && !this.#retried && !this.#bodyForwarded) {
+    if (sendsAgain(code, this.#responseStarted, this.#retried, this.#bodyForwarded)) {
       this.#retried = true;
       this.#client.pause(); // the body waits for the new stream, as for the first
       this.#acquireSession();

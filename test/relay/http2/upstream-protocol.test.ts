@@ -1,4 +1,5 @@
 // --upstream-protocol: h2 clients to an HTTP/1.1 app (http1), HTTP/1.1 clients to an h2c app (h2c), and the flag's validation.
+import http2 from "node:http2";
 import t from "tap";
 import { parseCommandLine } from "../../../src/cli.js";
 import { h2Connect, h2Request, startH2Upstream } from "../../helpers/h2.js";
@@ -86,4 +87,40 @@ t.test("h2c: HTTP/1.1 clients reach an h2c-only app; auto keeps them on HTTP/1.1
 
   const auto = await startTestDaemon(t, ["--upstream", app.url]);
   t.equal((await send(auto.port, "/x")).status, 502, "auto: an HTTP/1.1 client is sent HTTP/1.1, which this app does not speak");
+});
+
+t.test("h2c: an HTTP/1.1 request the app refused (REFUSED_STREAM, or above its GOAWAY's last stream id) is sent again, as an h2 one is", async (t) => {
+  const app = await startH2Upstream(t);
+  const refused = new Set<string>();
+  const seen: string[] = [];
+  app.handle((stream, headers) => {
+    const path = String(headers[":path"]);
+    seen.push(path);
+    if (path === "/refuse" && !refused.has(path)) {
+      refused.add(path);
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    if (path === "/goaway" && !refused.has(path)) {
+      refused.add(path);
+      // Not processed: the last stream id it names is below this one (RFC 9113 §6.8).
+      stream.session!.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id! - 2);
+      return;
+    }
+    stream.respond({ ":status": 200 });
+    stream.end(`answered ${path}`);
+  });
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--upstream-protocol", "h2c"]);
+  // A stream before it, so the GOAWAY's last id (this stream's minus 2) is a real one.
+  t.equal((await send(daemon.port, "/first")).status, 200);
+  for (const path of ["/refuse", "/goaway"]) {
+    const reply = await send(daemon.port, path);
+    t.equal(reply.status, 200, `${path}: sent again on a stream the app took`);
+    t.equal(reply.text(), `answered ${path}`);
+  }
+  t.same(
+    seen,
+    ["/first", "/refuse", "/refuse", "/goaway", "/goaway"],
+    "each refused request reached the app twice, its second time answered",
+  );
 });
