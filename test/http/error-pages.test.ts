@@ -8,6 +8,7 @@ import { wantsHtml } from "../../src/http/error-response.js";
 import { send, type Reply } from "../helpers/http-client.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { closedPort } from "../helpers/test-doubles.js";
+import { h2Connect, h2Request, startH2Upstream, type H2Answer } from "../helpers/h2.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
@@ -133,6 +134,62 @@ t.test("an intercepted 5xx whose body never ends: the page goes when the status 
   await closed;
   t.pass("the app's connection was closed, not read on");
 });
+
+t.test("interception holds whichever protocols the client and the app speak: the page at once for a browser, the app's body for the rest", async (t) => {
+  // The app's 503 on /endless never ends: only the proxy letting go of it closes the app's stream or connection.
+  let appLetGo: () => void = () => {};
+  const h2App = await startH2Upstream(t);
+  h2App.handle((stream, headers) => {
+    stream.respond({ ":status": 503, "content-type": "application/json" });
+    if (headers[":path"] !== "/endless") return void stream.end(APP_BODY);
+    stream.on("close", () => appLetGo());
+    stream.write('{"detail":"still failing"}');
+  });
+  const h1App = await startUpstream(t);
+  h1App.handle((req, res) => {
+    res.writeHead(503, { "content-type": "application/json" });
+    if (req.url !== "/endless") return void res.end(APP_BODY);
+    req.socket.once("close", () => appLetGo());
+    res.write('{"detail":"still failing"}');
+  });
+  const overH2 = async (port: number, path: string, accept: string) => h2Answer(await h2Request(h2Connect(t, port), { ":path": path, accept }));
+  const ways = [
+    {
+      name: "HTTP/1.1 client, h2c app",
+      args: ["--upstream", h2App.url, "--upstream-protocol", "h2c"],
+      ask: async (port: number, path: string, accept: string) => {
+        const reply = await send(port, path, { headers: { accept } });
+        return { status: reply.status, type: reply.headers["content-type"], body: reply.text(), id: reply.headers["x-request-id"] };
+      },
+    },
+    { name: "h2 client, h2c app", args: ["--upstream", h2App.url], ask: overH2 },
+    { name: "h2 client, HTTP/1.1 app", args: ["--upstream", h1App.url, "--upstream-protocol", "http1"], ask: overH2 },
+  ];
+  for (const way of ways) {
+    const daemon = await startTestDaemon(t, [...way.args, "--error-pages-intercept-upstream"]);
+    const letGo = new Promise<void>((resolve) => (appLetGo = resolve));
+    const page = await way.ask(daemon.port, "/endless", BROWSER);
+    t.equal(page.status, 503, `${way.name}: the app's status kept`);
+    t.equal(page.type, "text/html; charset=utf-8", `${way.name}: the page, without waiting for the app's endless body`);
+    t.match(page.body, '<p class="status">503</p>');
+    t.match(
+      daemon.logs.records.find((record) => record.requestId === page.id),
+      { msg: "upstream error replaced by the error page", status: 503, url: "/endless" },
+      `${way.name}: the line that names the page's request id`,
+    );
+    await letGo;
+    t.pass(`${way.name}: the app's stream or connection was let go, not read on`);
+    const api = await way.ask(daemon.port, "/api", "application/json, text/plain, */*");
+    t.equal(api.status, 503);
+    t.equal(api.body, APP_BODY, `${way.name}: an API client keeps the app's own body`);
+  }
+});
+
+const APP_BODY = '{"detail":"the app\'s own"}';
+
+function h2Answer(answer: H2Answer): { status: number; type: unknown; body: string; id: unknown } {
+  return { status: answer.status, type: answer.headers["content-type"], body: answer.body.toString(), id: answer.headers["x-request-id"] };
+}
 
 t.test("--error-pages-dir replaces pages; missing files keep the embedded ones", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "rp-pages-"));

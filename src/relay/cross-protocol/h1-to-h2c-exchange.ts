@@ -21,6 +21,7 @@ import { RequestRecord, type DeadlineTarget } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
 import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
+import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
 import { h1ToH2cFields } from "./h1-to-h2c-fields.js";
 import type { H2cPool, H2cSessionUser } from "../http2/h2c-pool.js";
 import { withinBoundary } from "../fault-injection.js";
@@ -210,6 +211,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     const headers = headerObject(fields);
     const status = Number(fields[1]);
     this.#record.upstreamHead(status);
+    if (interceptsUpstreamError(this.#context, this.#request, status)) return this.#interceptError(status);
     const flat: string[] = [];
     let hasContentLength = false;
     for (const name of Object.keys(headers)) {
@@ -225,6 +227,18 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     else if (this.#framing === "close") this.#client.closeAfterAnswer();
     this.#responseStarted = true;
     this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: headers.date !== undefined }, this.#framing, this.#client.keepAlive));
+  }
+
+  /** An app's 5xx replaced by the branded page (upstream-error-page.ts): its stream is reset, its body never read. */
+  #interceptError(status: number): void {
+    const upstream = this.#upstream;
+    this.#detach();
+    upstream?.reset(true);
+    // Counted with the app's head; the page keeps its status.
+    this.#statusRecorded = true;
+    const requestId = this.#record.requestId;
+    logInterceptedError(this.#context, this.#request, requestId, status);
+    this.#context.errors.send(this.#request, this, status, requestId);
   }
 
   #onData(chunk: Buffer): void {

@@ -14,7 +14,8 @@ import type { UpstreamConnection, UpstreamOwner } from "../http1/upstream-connec
 import type { UpstreamPool } from "../http1/upstream-pool.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
 import { http1RequestHead } from "./h2-to-h1-head.js";
-import { answerOwnError } from "../http2/h2-own-answer.js";
+import { answerOwnError, answerWithPage } from "../http2/h2-own-answer.js";
+import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
 import type { H2Request } from "../http2/h2-request.js";
 import { h1ToH2Fields } from "../http2/h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
@@ -177,11 +178,25 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
       return BODY.skip;
     }
     this.#record.upstreamHead(status);
+    if (interceptsUpstreamError(this.#context, this.#request, status)) return this.#interceptError(status);
     this.#responseStarted = true;
     const bodiless = this.#request.method === "HEAD" || status === 204 || status === 304;
     this.#client.respond(h1ToH2Fields(status, head.headers), bodiless);
     if (bodiless) this.#responseEnded = true;
     return this.#request.method === "HEAD" ? BODY.skip : BODY.parse;
+  }
+
+  /** An app's 5xx replaced by the branded page (upstream-error-page.ts): its connection, mid-body, is closed, its body never read. */
+  #interceptError(status: number): BodyDirective {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+    this.#responseEnded = true;
+    // What the client still sends is read and dropped, so its stream can close.
+    this.#client.resume();
+    logInterceptedError(this.#context, this.#request, this.#record.requestId, status);
+    answerWithPage(this.#context, this.#client, this.#request, this.#record, status);
+    return BODY.skip;
   }
 
   onResponseBody(chunk: Buffer): void {

@@ -1,6 +1,6 @@
 // One proxied request and its answer: admitted by the limiter, the head sent once, bodies relayed as bytes with backpressure both ways, failures mapped to 502/504 or an abrupt end.
 import type { Socket } from "node:net";
-import { wantsHtml, type ErrorDetails } from "../../http/error-response.js";
+import type { ErrorDetails } from "../../http/error-response.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { ResponseWriter } from "../../http/response-writer.js";
 import { withoutQuery } from "../../access-log/access-log.js";
@@ -27,6 +27,7 @@ import { openTunnel } from "./tunnel.js";
 import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
+import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
 export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter, DeadlineTarget {
@@ -193,7 +194,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     if (status === 101) return this.#onSwitchingProtocols(head);
     const method = this.#request.method;
     this.#record.upstreamHead(status);
-    if (status >= 500 && this.#context.interceptUpstreamErrors && wantsHtml(this.#request.header("accept"))) return this.#interceptError(status);
+    if (interceptsUpstreamError(this.#context, this.#request, status)) return this.#interceptError(status);
     const facts = upstreamHeaderFacts(head.headers);
     this.#responseFraming = responseFramingFor(method, status, facts.hasContentLength, this.#request.versionMinor);
     if (this.#responseFraming === "close") client.closeAfterAnswer();
@@ -203,20 +204,14 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
     return method === "HEAD" ? BODY.skip : BODY.parse;
   }
 
-  /**
-   * An upstream 5xx replaced by the branded page (`--error-pages-intercept-upstream`, browser
-   * navigations): the page goes as soon as the status is known and the app's own body is never
-   * read, as nginx's `proxy_intercept_errors` does; an app failing with an endless body would
-   * otherwise leave the browser with nothing. The connection, mid-body, is not reused.
-   */
+  /** An upstream 5xx replaced by the branded page (upstream-error-page.ts): the connection, mid-body, is not reused. */
   #interceptError(status: number): BodyDirective {
     const upstream = this.#upstream;
     this.#upstream = undefined;
     upstream?.destroy();
     this.#statusRecorded = true;
     const requestId = this.#record.requestId;
-    // The page shows the request id; this line is where the operator finds it.
-    this.#context.errorLog.warn("upstream error replaced by the error page", { requestId, status, method: this.#request.method, url: withoutQuery(this.#request.url) });
+    logInterceptedError(this.#context, this.#request, requestId, status);
     this.#finishWithPage(status, requestId);
     return BODY.skip;
   }

@@ -11,7 +11,8 @@ import type { DeadlineKind } from "../stream-deadlines.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
 import { withinBoundary } from "../fault-injection.js";
 import { upstreamH2Fields } from "./h2-forward-headers.js";
-import { answerOwnError, grpcStatusOf } from "./h2-own-answer.js";
+import { answerOwnError, answerWithPage, grpcStatusOf } from "./h2-own-answer.js";
+import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
 import type { H2Request } from "./h2-request.js";
 import { relayedFields } from "./h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
@@ -209,12 +210,26 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   #onResponse(fields: readonly string[], endStream: boolean): void {
     if (this.#done) return;
     clearTimeout(this.#headTimer);
+    const status = Number(fields[1]);
+    this.#record.upstreamHead(status);
+    if (interceptsUpstreamError(this.#context, this.#request, status)) return this.#interceptError(status);
     this.#responseStarted = true;
-    this.#record.upstreamHead(Number(fields[1]));
     const grpcStatus = grpcStatusOf(fields);
     if (grpcStatus !== undefined) this.#record.grpcStatus = grpcStatus;
     this.#client.respond(relayedFields(fields), endStream);
     if (endStream) this.#responseEnded = true;
+  }
+
+  /** An app's 5xx replaced by the branded page (upstream-error-page.ts): its stream is reset, its body never read. */
+  #interceptError(status: number): void {
+    const upstream = this.#upstream;
+    this.#detachUpstream();
+    upstream?.reset(true);
+    this.#responseEnded = true;
+    // What the client still sends is read and dropped, so its stream can close.
+    this.#client.resume();
+    logInterceptedError(this.#context, this.#request, this.#record.requestId, status);
+    answerWithPage(this.#context, this.#client, this.#request, this.#record, status);
   }
 
   #onUpstreamData(chunk: Buffer): void {

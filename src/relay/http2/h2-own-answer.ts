@@ -31,6 +31,12 @@ export function answerOwnError(context: RelayContext, stream: ClientStream, requ
   context.errors.send(request, writer, status, requestId, details);
 }
 
+/** The branded page for an app's 5xx (upstream-error-page.ts); its status was recorded with the app's head. */
+export function answerWithPage(context: RelayContext, stream: ClientStream, request: H2Request, record: RequestRecord, status: number): void {
+  const writer = streamWriter(stream, request, (_status, bytes) => record.bodySent(bytes));
+  context.errors.send(request, writer, status, record.requestId);
+}
+
 /** The (first) `grpc-status` of a response's head or trailers, a flat list, or undefined. */
 export function grpcStatusOf(fields: readonly string[]): number | undefined {
   const value = fieldValue(fields, "grpc-status");
