@@ -1,6 +1,7 @@
 // Issue 24.3: interim (1xx) answers count against the client's backpressure like bodies, and at most 32 are relayed per response.
 import { connect, type Socket } from "node:net";
-import t from "tap";
+import t, { type Test } from "tap";
+import { h2Connect, startH2Upstream } from "../helpers/h2.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { startRawUpstream } from "../helpers/raw-upstream.js";
 import { exchange } from "./raw-exchange.js";
@@ -71,4 +72,63 @@ t.test("an endless stream of interim heads to a client that reads nothing: the 3
   // What the proxy holds for the client beyond the kernel's buffers: a read or two, not the flood.
   t.ok(accepted !== undefined && accepted.writableLength < 1024 * 1024, `the proxy holds ${accepted?.writableLength} bytes for the client`);
   upstreamSocket?.destroy();
+});
+
+/** One GET over h2 to the proxy: how many interim heads reached the client, and the final status. */
+async function overH2(t: Test, port: number): Promise<{ interim: number; status: number }> {
+  const session = h2Connect(t, port);
+  return new Promise((resolve) => {
+    const stream = session.request({ ":path": "/" });
+    let interim = 0;
+    let status = 0;
+    stream.on("headers", () => interim++);
+    stream.on("response", (headers) => (status = Number(headers[":status"])));
+    stream.on("error", () => {});
+    stream.resume();
+    stream.on("close", () => resolve({ interim, status }));
+  });
+}
+
+/** An h2c app that sends `count` 103s, then 200 "ok" if that is within the limit (else nothing more: only a reset closes the stream); `closed` resolves with the stream's close code. */
+async function h2cAppWithHints(t: Test, count: number): Promise<{ url: string; closed: Promise<number> }> {
+  const app = await startH2Upstream(t);
+  let streamClosed: (code: number) => void = () => {};
+  const closed = new Promise<number>((resolve) => (streamClosed = resolve));
+  app.handle((stream) => {
+    stream.on("close", () => streamClosed(stream.rstCode ?? 0));
+    for (let index = 0; index < count; index++) stream.additionalHeaders({ ":status": 103, link: "</x>; rel=preload" });
+    if (count > 32) return;
+    stream.respond({ ":status": 200 });
+    stream.end("ok");
+  });
+  return { url: app.url, closed };
+}
+
+t.test("the same limit whatever the protocols: 32 interim heads pass, the 33rd is a 502 and the app is let go", async (t) => {
+  for (const [count, status] of [[32, 200], [33, 502]] as const) {
+    // h2 client, HTTP/1.1 app.
+    let appSocketClosed: () => void = () => {};
+    const appLetGo = new Promise<void>((resolve) => (appSocketClosed = resolve));
+    const h1App = await startRawUpstream(t, (_head, socket) => {
+      socket.on("close", () => appSocketClosed());
+      socket.write(EARLY_HINTS.repeat(count) + OK);
+    });
+    const toH1 = await startTestDaemon(t, ["--upstream", h1App.url, "--upstream-protocol", "http1"]);
+    t.same(await overH2(t, toH1.port), { interim: Math.min(count, 32), status }, `h2 client, HTTP/1.1 app, ${count} sent`);
+    if (status === 502) await appLetGo;
+
+    // h2 client, h2c app.
+    const h2cApp = await h2cAppWithHints(t, count);
+    const toH2c = await startTestDaemon(t, ["--upstream", h2cApp.url]);
+    t.same(await overH2(t, toH2c.port), { interim: Math.min(count, 32), status }, `h2 client, h2c app, ${count} sent`);
+    if (status === 502) t.equal(await h2cApp.closed, 8 /* CANCEL */, "the app's stream was reset");
+
+    // HTTP/1.1 client, h2c app.
+    const h2cAppForH1 = await h2cAppWithHints(t, count);
+    const h1ToH2c = await startTestDaemon(t, ["--upstream", h2cAppForH1.url, "--upstream-protocol", "h2c"]);
+    const result = await exchange(h1ToH2c.port, { pieces: [Buffer.from("GET / HTTP/1.1\r\nHost: a\r\n\r\n")], responses: 1, then: "half-close", timeoutMs: 5_000 });
+    t.equal(result.interim.length, Math.min(count, 32), `HTTP/1.1 client, h2c app, ${count} sent: the interim heads relayed`);
+    t.same(result.finals, [status]);
+    if (status === 502) t.equal(await h2cAppForH1.closed, 8 /* CANCEL */, "the app's stream was reset");
+  }
 });

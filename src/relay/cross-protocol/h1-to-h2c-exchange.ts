@@ -22,6 +22,7 @@ import type { DeadlineKind } from "../stream-deadlines.js";
 import { relayedResponseHead, type ResponseFraming } from "../http1/response-head.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
+import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import { h1ToH2cFields } from "./h1-to-h2c-fields.js";
 import type { H2cPool, H2cSessionUser } from "../http2/h2c-pool.js";
 import { withinBoundary } from "../fault-injection.js";
@@ -50,6 +51,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   /** Some of the body was written to an app stream: a refused stream is not sent again (the body is not kept). */
   #bodyForwarded = false;
   #retried = false;
+  #interimHeads = 0;
   /** A gRPC-form error's status is in the record already: our writer must not count its 200. */
   #statusRecorded = false;
   /** In the pool's waiters: a session is still to come. */
@@ -129,6 +131,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     const upstream = this.#pool.request(session, this.#fields!, endStream);
     this.#upstream = upstream;
     upstream.onResponse = (fields, ended) => this.#onResponse(fields, ended);
+    upstream.onInterim = (fields) => this.#onInterim(fields);
     upstream.onData = (chunk) => this.#onData(chunk);
     upstream.onEnd = () => this.#onEnd();
     upstream.onDrain = () => this.#client.resumeForBody();
@@ -202,6 +205,26 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     upstream?.reset(true);
     this.#context.observer.upstreamError("timeout");
     this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
+  }
+
+  /**
+   * An interim answer (103 Early Hints, say) goes to an HTTP/1.1 client as it comes, held back by
+   * its socket like body bytes (an HTTP/1.0 one cannot read it; a 100 was ours to send, on the
+   * request's Expect); past the limit the app is failing: a 502.
+   */
+  #onInterim(fields: readonly string[]): void {
+    if (this.#done || this.#responseStarted) return;
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) {
+      const upstream = this.#upstream;
+      this.#detach();
+      upstream?.reset(true);
+      return this.#fail(502, tooManyInterimHeads(), "upstream unavailable");
+    }
+    const status = Number(fields[1]);
+    if (status === 100 || this.#request.versionMinor < 1) return;
+    const flat: string[] = [];
+    for (let index = 2; index < fields.length; index += 2) if (fields[index]!.charCodeAt(0) !== 0x3a) flat.push(fields[index]!, fields[index + 1]!);
+    if (!this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: true }, "none", true))) this.#upstream?.pause();
   }
 
   /** The app's head (the codec's flat list) as HTTP/1.1: repeats joined as node joins them, the first of a single-value field kept. */

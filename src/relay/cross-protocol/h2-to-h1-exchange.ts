@@ -16,6 +16,7 @@ import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js"
 import { http1RequestHead } from "./h2-to-h1-head.js";
 import { answerOwnError, answerWithPage } from "../http2/h2-own-answer.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
+import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import type { H2Request } from "../http2/h2-request.js";
 import { h1ToH2Fields } from "../http2/h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
@@ -46,6 +47,7 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
   #clientEnded: boolean;
   #requestSent = false;
   #responseStarted = false;
+  #interimHeads = 0;
   #responseEnded = false;
   #done = false;
   /** A defect of ours in one of the client stream's callbacks (behind its port's fault boundary): its HTTP/1.1 connection is dropped and the stream reset. */
@@ -167,6 +169,13 @@ export class H2ToH1Exchange implements AdmissionCandidate, UpstreamOwner, Deadli
   onResponseHead(head: ParsedHead): BodyDirective {
     const status = head.statusCode;
     if (status < 200 && status !== 101) {
+      if (++this.#interimHeads > MAX_INTERIM_HEADS) {
+        const upstream = this.#upstream;
+        this.#upstream = undefined;
+        upstream?.destroy();
+        this.#failBeforeHead(502, tooManyInterimHeads(), "upstream unavailable");
+        return BODY.skip;
+      }
       if (status !== 100 && !this.#client.headersSent) this.#client.additionalHeaders(h1ToH2Fields(status, head.headers));
       return BODY.parse;
     }

@@ -18,7 +18,7 @@ import { planForward } from "./forward-plan.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import type { RequestHead } from "./request-head.js";
 import { HeldRequestBody } from "./held-request-body.js";
-import { CONTINUE_HEAD, MAX_INTERIM_HEADS, relayInterimHead, switchingProtocolsHead, unaskedSwitch } from "./interim-responses.js";
+import { CONTINUE_HEAD, relayInterimHead, switchingProtocolsHead, unaskedSwitch } from "./interim-responses.js";
 import { relayedResponseHead, upstreamHeaderFacts, type ResponseFraming } from "./response-head.js";
 import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
 import type { Transaction } from "./transaction.js";
@@ -28,6 +28,7 @@ import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js
 import type { UpstreamPool } from "./upstream-pool.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
+import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 
 /** One request/response through the relay; methods on the prototype, one object per request. */
 export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate, ResponseWriter, DeadlineTarget {
@@ -218,7 +219,7 @@ export class Exchange implements Transaction, UpstreamOwner, AdmissionCandidate,
 
   /** Interim answers (100 Continue, 103 Early Hints) are relayed as they come, and only so many: a flood of them is a 502. */
   #onInterimHead(head: ParsedHead): BodyDirective {
-    if (++this.#interimHeads > MAX_INTERIM_HEADS) return this.#failOnHead(new Error(`upstream sent more than ${MAX_INTERIM_HEADS} interim responses`), "upstream unavailable");
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) return this.#failOnHead(tooManyInterimHeads(), "upstream unavailable");
     if (!relayInterimHead(this.#client, this.#request, head)) this.#upstream?.pauseReading();
     return BODY.parse;
   }

@@ -4,8 +4,6 @@ import type { ParsedHead } from "./llhttp-binding.js";
 import { headerValue, type RequestHead } from "./request-head.js";
 import { relayedResponseHead, upstreamHeaderFacts } from "./response-head.js";
 
-/** Interim answers relayed per response at most: an app that sends more is failing (nginx takes 1-2, curl any). */
-export const MAX_INTERIM_HEADS = 32;
 /** What the relay answers an `Expect: 100-continue` with, once the body has somewhere to go (as node:http and nginx do). */
 export const CONTINUE_HEAD = "HTTP/1.1 100 Continue\r\n\r\n";
 /** The 101 handshake's own hop-by-hop headers, which pass with it. */

@@ -13,6 +13,7 @@ import { withinBoundary } from "../fault-injection.js";
 import { upstreamH2Fields } from "./h2-forward-headers.js";
 import { answerOwnError, answerWithPage, grpcStatusOf } from "./h2-own-answer.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
+import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import type { H2Request } from "./h2-request.js";
 import { relayedFields } from "./h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
@@ -44,6 +45,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   #responseStarted = false;
   #responseEnded = false;
   #retried = false;
+  #interimHeads = 0;
   /** In the pool's waiters: a session is still to come. */
   #waitingForSession = false;
   #done = false;
@@ -203,6 +205,13 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
 
   /** The app's head and trailers come as the codec's flat lists, `:status` first in a head. */
   #onInterim(fields: readonly string[]): void {
+    if (this.#done) return;
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) {
+      const upstream = this.#upstream;
+      this.#detachUpstream();
+      upstream?.reset(true);
+      return this.#failBeforeHead(502, tooManyInterimHeads(), "upstream unavailable");
+    }
     const status = Number(fields[1]);
     if (status > 100 && status < 200 && !this.#client.headersSent) this.#client.additionalHeaders(relayedFields(fields));
   }
