@@ -1,5 +1,6 @@
 // One HTTP/1.1 request relayed to an h2c app on a stream of the h2c pool (--upstream-protocol h2c): the HTTP/1.1 codec's Transaction on the client side, an h2 stream on the app's.
 import { headerObject, sendsAgain, type AppStream } from "../http2/app-stream.js";
+import { SentBody } from "../http2/sent-body.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
@@ -48,8 +49,8 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
   #headTimer: NodeJS.Timeout | undefined;
   #framing: ResponseFraming = "none";
   #responseStarted = false;
-  /** Some of the body was written to an app stream: a refused stream is not sent again (the body is not kept). */
-  #bodyForwarded = false;
+  /** What went to the app of the body, kept to send again; made at the first piece. */
+  #sentBody: SentBody | undefined;
   #retried = false;
   #interimHeads = 0;
   /** A gRPC-form error's status is in the record already: our writer must not count its 200. */
@@ -139,7 +140,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     upstream.onFault = this.#fault;
     for (const chunk of this.#pending) {
       upstream.write(chunk);
-      this.#bodyForwarded = true;
+      (this.#sentBody ??= new SentBody()).sent(chunk);
     }
     this.#pending = [];
     this.#pendingBytes = 0;
@@ -175,7 +176,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
       if (this.#pendingBytes > HELD_BODY_BYTES) this.#client.pauseForBody();
       return;
     }
-    this.#bodyForwarded = true;
+    (this.#sentBody ??= new SentBody()).sent(chunk);
     if (!upstream.write(chunk)) this.#client.pauseForBody();
   }
 
@@ -234,6 +235,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     const headers = headerObject(fields);
     const status = Number(fields[1]);
     this.#record.upstreamHead(status);
+    this.#sentBody?.letGo();
     if (interceptsUpstreamError(this.#context, this.#request, status)) return this.#interceptError(status);
     const flat: string[] = [];
     let hasContentLength = false;
@@ -284,8 +286,14 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     const upstream = this.#upstream;
     this.#detach();
     if (this.#done || upstream === undefined) return;
-    if (sendsAgain(upstream.rstCode, this.#responseStarted, this.#retried, this.#bodyForwarded)) {
+    if (sendsAgain(upstream.rstCode, this.#responseStarted, this.#retried, this.#sentBody?.lost ?? false)) {
       this.#retried = true;
+      // What was sent goes first on the new stream, before what came since.
+      const sent = this.#sentBody?.take();
+      if (sent !== undefined && sent.length > 0) {
+        this.#pending.unshift(sent);
+        this.#pendingBytes += sent.length;
+      }
       this.#acquireSession();
       return;
     }

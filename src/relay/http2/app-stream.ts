@@ -9,11 +9,11 @@ function ignore(): void {}
 /**
  * RFC 9113 §8.7: a stream the app closed with REFUSED_STREAM was not processed (the codec closes
  * every stream above a GOAWAY's last stream id with that code too), so it is sent again on another
- * stream: once, only before any answer, and only when none of its body went with it (the body is
- * not kept). The one rule for every exchange whose app speaks h2c, whatever its client speaks.
+ * stream: once, only before any answer, and only when all of the body it carried is still kept
+ * (sent-body.ts). The one rule for every exchange whose app speaks h2c, whatever its client speaks.
  */
-export function sendsAgain(rstCode: number | undefined, answered: boolean, sentAgainBefore: boolean, bodyForwarded: boolean): boolean {
-  return rstCode === H2_ERROR.REFUSED_STREAM && !answered && !sentAgainBefore && !bodyForwarded;
+export function sendsAgain(rstCode: number | undefined, answered: boolean, sentAgainBefore: boolean, bodyLost: boolean): boolean {
+  return rstCode === H2_ERROR.REFUSED_STREAM && !answered && !sentAgainBefore && !bodyLost;
 }
 
 /**

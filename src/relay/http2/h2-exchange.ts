@@ -1,5 +1,6 @@
 // One h2 stream relayed to an h2c app on a stream of its own: admitted by the limiter, bodies moved with each side's flow control, trailers and resets carried both ways.
 import { sendsAgain, type AppStream } from "./app-stream.js";
+import { SentBody } from "./sent-body.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
@@ -41,7 +42,8 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
   /** The client's own request trailers, which end the app's stream. */
   #requestTrailers: string[] | undefined;
   #clientEnded: boolean;
-  #bodyForwarded = false;
+  /** What went to the app of the body, kept to send again; made at the first piece. */
+  #sentBody: SentBody | undefined;
   #responseStarted = false;
   #responseEnded = false;
   #retried = false;
@@ -138,7 +140,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     if (preRead !== undefined && preRead.length > 0) {
       if (this.#clientEnded) upstream.end(preRead, this.#requestTrailers);
       else upstream.write(preRead);
-      this.#bodyForwarded = true;
+      (this.#sentBody ??= new SentBody()).sent(preRead);
     }
     if (this.#clientEnded) return;
     // The body goes now: upload time does not count, the deadline starts again at its end, and
@@ -171,7 +173,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
 
   #onClientData(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
-    this.#bodyForwarded = true;
+    (this.#sentBody ??= new SentBody()).sent(chunk);
     this.#record.bodyReceived(chunk.length);
     if (this.#upstream !== undefined && !this.#upstream.write(chunk)) this.#client.pause();
   }
@@ -221,6 +223,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     clearTimeout(this.#headTimer);
     const status = Number(fields[1]);
     this.#record.upstreamHead(status);
+    this.#sentBody?.letGo();
     if (interceptsUpstreamError(this.#context, this.#request, status)) return this.#interceptError(status);
     this.#responseStarted = true;
     const grpcStatus = grpcStatusOf(fields);
@@ -265,9 +268,12 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     this.#detachUpstream();
     if (this.#done || upstream === undefined) return;
     const code = upstream.rstCode ?? 0;
-    if (sendsAgain(code, this.#responseStarted, this.#retried, this.#bodyForwarded)) {
+    if (sendsAgain(code, this.#responseStarted, this.#retried, this.#sentBody?.lost ?? false)) {
       this.#retried = true;
-      this.#client.pause(); // the body waits for the new stream, as for the first
+      // What was sent goes first on the new stream, as a body read before forwarding does.
+      const sent = this.#sentBody?.take();
+      if (sent !== undefined && sent.length > 0) this.#preRead = sent;
+      this.#client.pause(); // the rest of the body waits for the new stream, as for the first
       this.#acquireSession();
       return;
     }

@@ -89,38 +89,52 @@ t.test("h2c: HTTP/1.1 clients reach an h2c-only app; auto keeps them on HTTP/1.1
   t.equal((await send(auto.port, "/x")).status, 502, "auto: an HTTP/1.1 client is sent HTTP/1.1, which this app does not speak");
 });
 
-t.test("h2c: an HTTP/1.1 request the app refused (REFUSED_STREAM, or above its GOAWAY's last stream id) is sent again, as an h2 one is", async (t) => {
+t.test("h2c: an HTTP/1.1 request the app refused (REFUSED_STREAM, or above its GOAWAY's last stream id) is sent again with its body, as an h2 one is", async (t) => {
   const app = await startH2Upstream(t);
-  const refused = new Set<string>();
   const seen: string[] = [];
   app.handle((stream, headers) => {
     const path = String(headers[":path"]);
     seen.push(path);
-    if (path === "/refuse" && !refused.has(path)) {
-      refused.add(path);
-      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+    if (path === "/refuse-big") {
+      // Refused only once more than the 64 KiB kept has come: that much was sent, and cannot go again.
+      let received = 0;
+      stream.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > 100_000 && !stream.closed) stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      });
       return;
     }
-    if (path === "/goaway" && !refused.has(path)) {
-      refused.add(path);
-      // Not processed: the last stream id it names is below this one (RFC 9113 §6.8).
-      stream.session!.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id! - 2);
+    if (seen.filter((one) => one === path).length === 1 && path !== "/first") {
+      // Not processed: refused outright, or above the last stream id a GOAWAY names (RFC 9113 §6.8).
+      if (path.startsWith("/goaway")) stream.session!.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id! - 2);
+      else stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
       return;
     }
-    stream.respond({ ":status": 200 });
-    stream.end(`answered ${path}`);
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => {
+      stream.respond({ ":status": 200 });
+      stream.end(`answered ${path} with ${Buffer.concat(chunks).length} bytes`);
+    });
   });
   const daemon = await startTestDaemon(t, ["--upstream", app.url, "--upstream-protocol", "h2c"]);
-  // A stream before it, so the GOAWAY's last id (this stream's minus 2) is a real one.
+  // A stream before the others, so that a GOAWAY's last id (the stream's own minus 2) is a real one.
   t.equal((await send(daemon.port, "/first")).status, 200);
-  for (const path of ["/refuse", "/goaway"]) {
-    const reply = await send(daemon.port, path);
+  const body = "x".repeat(10_000);
+  for (const [path, options] of [
+    ["/refuse", {}],
+    ["/goaway", {}],
+    ["/refuse-post", { method: "POST", body }],
+    ["/goaway-post", { method: "POST", body }],
+  ] as const) {
+    const reply = await send(daemon.port, path, options);
     t.equal(reply.status, 200, `${path}: sent again on a stream the app took`);
-    t.equal(reply.text(), `answered ${path}`);
+    t.equal(reply.text(), `answered ${path} with ${"body" in options ? body.length : 0} bytes`, `${path}: with its whole body`);
   }
-  t.same(
-    seen,
-    ["/first", "/refuse", "/refuse", "/goaway", "/goaway"],
-    "each refused request reached the app twice, its second time answered",
-  );
+  t.same(seen, ["/first", "/refuse", "/refuse", "/goaway", "/goaway", "/refuse-post", "/refuse-post", "/goaway-post", "/goaway-post"], "each reached the app twice");
+
+  // A body past what is kept (64 KiB) cannot go again: the refusal is a 502.
+  const big = await send(daemon.port, "/refuse-big", { method: "POST", body: "y".repeat(200_000) });
+  t.equal(big.status, 502);
+  t.equal(seen.filter((one) => one === "/refuse-big").length, 1, "not sent again");
 });

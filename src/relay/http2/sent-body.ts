@@ -1,0 +1,50 @@
+// The request body sent on an app stream, kept (copied, up to a bound) until the app answers, so that a stream the app refused unprocessed can be sent again whole.
+
+/**
+ * A body of at most this many bytes is kept for a second stream: a gRPC call's message, a form, a
+ * JSON document. What outgrows it is let go as it is sent, and a refusal of its stream is then a
+ * 502 (the body cannot be sent again). The same bound as a request body held while queued.
+ */
+export const RESEND_BODY_LIMIT = 64 * 1024;
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Made at a request's first body piece sent to the app; let go once the app's head comes (a
+ * stream it answered is no longer "not processed", RFC 9113 §8.7). Until then a stream closed
+ * with REFUSED_STREAM, as every stream above a GOAWAY's last stream id is, goes again with all
+ * of this.
+ */
+export class SentBody {
+  #kept: Buffer[] | undefined;
+  #bytes = 0;
+  #lost = false;
+
+  /** A piece went to the app. Copied: it may be a view into a socket read that is read into again. */
+  sent(chunk: Buffer): void {
+    if (this.#lost || chunk.length === 0) return;
+    this.#bytes += chunk.length;
+    if (this.#bytes > RESEND_BODY_LIMIT) return this.letGo();
+    (this.#kept ??= []).push(Buffer.from(chunk));
+  }
+
+  /** Nothing of it will be sent again (the app answered, or it outgrew the bound): the copies go. */
+  letGo(): void {
+    this.#lost = true;
+    this.#kept = undefined;
+  }
+
+  /** Some of what was sent is no longer kept, so it cannot be sent again. */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  /** All that was sent, as one buffer, for the next stream (which keeps its own, if need be). */
+  take(): Buffer {
+    const kept = this.#kept;
+    this.#kept = undefined;
+    this.#bytes = 0;
+    if (kept === undefined) return EMPTY;
+    return kept.length === 1 ? kept[0]! : Buffer.concat(kept);
+  }
+}
