@@ -101,3 +101,39 @@ export function h2Request(session: ClientHttp2Session, headers: OutgoingHttpHead
     if (body !== undefined) stream.end(body);
   });
 }
+
+/**
+ * An h2c app that refuses each path the first time it comes, as RFC 9113 §8.7 allows for a
+ * stream it did not process: REFUSED_STREAM, or (a path with "goaway" in it) a GOAWAY whose last
+ * stream id is below the stream. A path with "big" in it is refused only once more than 100,000
+ * bytes of its body came (more than the proxy keeps to send again). "/first" is answered at
+ * once. An answer says `<path>: <n> bytes` of the body received. `seen`: every stream's path.
+ */
+export async function startRefusingH2App(t: Test): Promise<{ url: string; seen: string[] }> {
+  const app = await startH2Upstream(t);
+  const seen: string[] = [];
+  app.handle((stream, headers) => {
+    const path = String(headers[":path"]);
+    seen.push(path);
+    if (path.includes("big")) {
+      let received = 0;
+      stream.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > 100_000 && !stream.closed) stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      });
+      return;
+    }
+    if (path !== "/first" && seen.filter((one) => one === path).length === 1) {
+      if (path.includes("goaway")) stream.session!.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id! - 2);
+      else stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => {
+      stream.respond({ ":status": 200 });
+      stream.end(`${path}: ${Buffer.concat(chunks).length} bytes`);
+    });
+  });
+  return { url: app.url, seen };
+}

@@ -1,10 +1,10 @@
 // h2 streams relayed to an h2c app (node:http2): head and X-Forwarded-*, trailers both ways, resets both ways, SETTINGS and GOAWAY honoured, 502 and 504 per stream.
 import http2 from "node:http2";
 import t from "tap";
-import { h2Connect, h2Request, startH2Upstream } from "../../helpers/h2.js";
+import { h2Connect, h2Request, startH2Upstream, startRefusingH2App } from "../../helpers/h2.js";
 import { startTestDaemon } from "../../helpers/in-process-daemon.js";
 
-const { NGHTTP2_CANCEL, NGHTTP2_INTERNAL_ERROR, NGHTTP2_NO_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
+const { NGHTTP2_CANCEL, NGHTTP2_INTERNAL_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
 t.test("the request reaches the app with :authority, the path prefix, te: trailers and X-Forwarded-*", async (t) => {
   const app = await startH2Upstream(t);
@@ -146,34 +146,8 @@ t.test("SETTINGS_MAX_CONCURRENT_STREAMS of the app is honoured; REFUSED_STREAM i
 });
 
 t.test("a refused stream goes again with its body (a gRPC call, a POST), within 64 KiB; a longer body's refusal is a 502", async (t) => {
-  const app = await startH2Upstream(t);
-  const seen: string[] = [];
-  app.handle((stream, headers) => {
-    const path = String(headers[":path"]);
-    seen.push(path);
-    if (path === "/big") {
-      // Refused only once more than the 64 KiB kept has come: that much was sent, and cannot go again.
-      let received = 0;
-      stream.on("data", (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > 100_000 && !stream.closed) stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
-      });
-      return;
-    }
-    if (seen.filter((one) => one === path).length === 1 && path !== "/first") {
-      // Not processed: refused outright, or above the last stream id a GOAWAY names (RFC 9113 §6.8).
-      if (path.includes("goaway")) stream.session!.goaway(NGHTTP2_NO_ERROR, stream.id! - 2);
-      else stream.close(NGHTTP2_REFUSED_STREAM);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.on("end", () => {
-      stream.respond({ ":status": 200 });
-      stream.end(`${path}: ${Buffer.concat(chunks).length} bytes`);
-    });
-  });
-  const daemon = await startTestDaemon(t, ["--upstream", app.url]);
+  const { url, seen } = await startRefusingH2App(t);
+  const daemon = await startTestDaemon(t, ["--upstream", url]);
   const session = h2Connect(t, daemon.port);
   t.equal((await h2Request(session, { ":path": "/first" })).status, 200);
   const message = Buffer.concat([Buffer.from([0, 0, 0, 0, 20]), Buffer.alloc(20, 1)]);
