@@ -12,18 +12,7 @@ type SocketOptions = ListenOptions & { reusePort?: boolean };
  */
 export function listen(server: Server, address: ListenAddress, label = "", { reusePort = false } = {}): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
-      const where = `${formatListenAddress(address)}${label}`;
-      const why =
-        error.code === "EADDRINUSE"
-          ? "address already in use"
-          : error.code === "EACCES"
-            ? "permission denied"
-            : error.code === "EADDRNOTAVAIL"
-              ? "address not available on this host"
-              : error.message;
-      reject(new ReadinessProxyError(ERROR_CODES.listen, `cannot listen on ${where}: ${why}`, EXIT_CODES.runtime));
-    };
+    const onError = (error: NodeJS.ErrnoException) => reject(listenFailure(address, error, label));
     server.once("error", onError);
     const options: SocketOptions = { host: address.host, port: address.port, reusePort };
     server.listen(options, () => {
@@ -31,4 +20,18 @@ export function listen(server: Server, address: ListenAddress, label = "", { reu
       resolve(server.address() as AddressInfo);
     });
   });
+}
+
+/** `cannot listen on <where>: <why>`, exit 1: the one line a failed listen gives. */
+export function listenFailure(address: ListenAddress, error: Pick<NodeJS.ErrnoException, "code" | "message">, label = ""): ReadinessProxyError {
+  const where = `${formatListenAddress(address)}${label}`;
+  const why =
+    error.code === "EADDRINUSE"
+      ? "address already in use"
+      : error.code === "EACCES"
+        ? "permission denied"
+        : error.code === "EADDRNOTAVAIL"
+          ? "address not available on this host"
+          : error.message;
+  return new ReadinessProxyError(ERROR_CODES.listen, `cannot listen on ${where}: ${why}`, EXIT_CODES.runtime);
 }

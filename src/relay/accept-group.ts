@@ -1,7 +1,7 @@
 // The relay's listener: one port, several listening sockets joined by SO_REUSEPORT, because libuv accepts one connection per socket each time the loop polls.
-import { Server, type AddressInfo, type Socket } from "node:net";
+import { Server, connect, type AddressInfo, type Socket } from "node:net";
 import type { ListenAddress } from "../config/listen-address.js";
-import { listen } from "../http/listen.js";
+import { listen, listenFailure } from "../http/listen.js";
 
 /**
  * Listening sockets on the port. libuv (1.45 on, libuv#3696) accepts one connection per
@@ -37,17 +37,18 @@ export class AcceptGroup {
     return this.servers[0] as Server;
   }
 
-  /** Binds every socket to `address` (port 0 resolved once); rejects as listen() does. */
+  /** Binds every socket to `address` (port 0 resolved by the first); rejects as listen() does. */
   async listen(address: ListenAddress): Promise<AddressInfo> {
     // With SO_REUSEPORT on every socket, a second process of the same user (a second
-    // readiness-proxy on the same --listen) would join the port instead of failing. A plain socket
-    // claims it first, so whatever holds the port already is refused with EADDRINUSE, as before.
-    const claim = new Server();
-    const claimed = await listen(claim, address);
-    await new Promise((resolve) => claim.close(resolve));
-    const port = { host: address.host, port: claimed.port };
+    // readiness-proxy on the same --listen) would join the port instead of failing; so the port
+    // is asked first, and one that answers is refused with EADDRINUSE, as before. Anything else
+    // that holds it (without SO_REUSEPORT, or another user's) fails the bind itself. Not a plain
+    // socket listening for a moment to claim the port: a client that connected in that moment
+    // was reset when it closed (the bench's probe, right after its wait for the port, once).
+    if (address.port !== 0 && (await answers(address))) throw listenFailure(address, { code: "EADDRINUSE", message: "" });
     try {
-      for (const server of this.servers) await listen(server, port, "", { reusePort: true });
+      const { port } = await listen(this.first, address, "", { reusePort: true });
+      for (const server of this.servers.slice(1)) await listen(server, { host: address.host, port }, "", { reusePort: true });
     } catch (error) {
       for (const server of this.servers) if (server.listening) server.close();
       throw error;
@@ -60,4 +61,26 @@ export class AcceptGroup {
     let open = this.servers.length;
     for (const server of this.servers) server.close(() => --open === 0 && done());
   }
+}
+
+/** How long a connection to the port is waited for: loopback answers at once, or refuses. */
+const ANSWER_WAIT_MS = 1_000;
+
+/**
+ * Whether something accepts a connection on the port already: at the address given, or at the
+ * loopback for a wildcard one (every address: IPv4 and IPv6 alike on Linux's dual-stack ::).
+ */
+function answers(address: ListenAddress): Promise<boolean> {
+  const wildcard = address.host === undefined || address.host === "0.0.0.0" || address.host === "::";
+  const host = wildcard ? (address.host === "::" ? "::1" : "127.0.0.1") : address.host;
+  return new Promise((resolve) => {
+    const socket = connect({ host, port: address.port });
+    const settle = (answered: boolean): void => {
+      socket.destroy();
+      resolve(answered);
+    };
+    socket.setTimeout(ANSWER_WAIT_MS, () => settle(false));
+    socket.once("connect", () => settle(true));
+    socket.once("error", () => settle(false));
+  });
 }

@@ -68,3 +68,26 @@ t.test("a second group on the same port (a second readiness-proxy) is refused, n
   await t.rejects(second.listen({ host: "127.0.0.1", port }), { message: `cannot listen on 127.0.0.1:${port}: address already in use` });
   t.equal(listeningSockets(port), LISTENING_SOCKETS);
 });
+
+t.test("only the group's own sockets ever listen: none listens for a moment and closes, which reset a client that connected then", async (t) => {
+  const free = new Server();
+  const { port } = await new Promise<AddressInfo>((resolve) => free.listen(0, "127.0.0.1", () => resolve(free.address() as AddressInfo)));
+  await new Promise((resolve) => free.close(resolve));
+  const listened: Server[] = [];
+  const original = Server.prototype.listen;
+  Server.prototype.listen = function (this: Server, ...args: unknown[]) {
+    listened.push(this);
+    return (original as (...rest: unknown[]) => Server).apply(this, args);
+  } as typeof original;
+  t.teardown(() => {
+    Server.prototype.listen = original;
+  });
+  for (const address of [{ host: "127.0.0.1", port: 0 }, { host: "127.0.0.1", port }]) {
+    listened.length = 0;
+    const group = new AcceptGroup((socket) => socket.destroy());
+    await group.listen(address);
+    t.equal(listened.length, LISTENING_SOCKETS, `port ${address.port}: one listen per socket of the group`);
+    t.ok(listened.every((server) => group.servers.includes(server)), `port ${address.port}: and no other socket`);
+    await closed(group);
+  }
+});
