@@ -2,6 +2,7 @@
 import { headerObject, sendsAgain, type AppStream } from "../http2/app-stream.js";
 import { SentBody } from "../http2/sent-body.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
+import { fieldValue } from "../../h2-codec/field-list.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import { parseAbsoluteTarget } from "../../http/request-target.js";
@@ -140,7 +141,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     upstream.onFault = this.#fault;
     for (const chunk of this.#pending) {
       upstream.write(chunk);
-      (this.#sentBody ??= new SentBody()).sent(chunk);
+      (this.#sentBody ??= new SentBody()).sent(chunk, true);
     }
     this.#pending = [];
     this.#pendingBytes = 0;
@@ -176,7 +177,7 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
       if (this.#pendingBytes > HELD_BODY_BYTES) this.#client.pauseForBody();
       return;
     }
-    (this.#sentBody ??= new SentBody()).sent(chunk);
+    (this.#sentBody ??= new SentBody()).sent(chunk, true);
     if (!upstream.write(chunk)) this.#client.pauseForBody();
   }
 
@@ -223,35 +224,25 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     }
     const status = Number(fields[1]);
     if (status === 100 || this.#request.versionMinor < 1) return;
-    const flat: string[] = [];
-    for (let index = 2; index < fields.length; index += 2) if (fields[index]!.charCodeAt(0) !== 0x3a) flat.push(fields[index]!, fields[index + 1]!);
-    if (!this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: true }, "none", true))) this.#upstream?.pause();
+    if (!this.#client.write(relayedResponseHead(status, "", http1Fields(fields), { hasContentLength: true, hasDate: true }, "none", true))) this.#upstream?.pause();
   }
 
-  /** The app's head (the codec's flat list) as HTTP/1.1: repeats joined as node joins them, the first of a single-value field kept. */
+  /** The app's head (the codec's flat list) as HTTP/1.1 (http1Fields), framed for this client. */
   #onResponse(fields: readonly string[], ended: boolean): void {
     clearTimeout(this.#headTimer);
     if (this.#done) return;
-    const headers = headerObject(fields);
     const status = Number(fields[1]);
     this.#record.upstreamHead(status);
     this.#sentBody?.letGo();
     if (interceptsUpstreamError(this.#context, this.#request, status)) return this.#interceptError(status);
-    const flat: string[] = [];
-    let hasContentLength = false;
-    for (const name of Object.keys(headers)) {
-      if (name.charCodeAt(0) === 0x3a) continue;
-      if (name === "content-length") hasContentLength = true;
-      const value = headers[name];
-      if (Array.isArray(value)) for (const one of value) flat.push(name, one);
-      else if (value !== undefined) flat.push(name, String(value));
-    }
+    const flat = http1Fields(fields);
+    const hasContentLength = fieldValue(fields, "content-length") !== undefined;
     // An h2 answer that ended with its HEADERS (`ended`) has an empty body: said as a length of 0.
     this.#framing = responseFramingFor(this.#request.method, status, hasContentLength || ended, this.#request.versionMinor);
     if (this.#framing === "length" && !hasContentLength) flat.push("content-length", "0");
     else if (this.#framing === "close") this.#client.closeAfterAnswer();
     this.#responseStarted = true;
-    this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: headers.date !== undefined }, this.#framing, this.#client.keepAlive));
+    this.#client.write(relayedResponseHead(status, "", flat, { hasContentLength: true, hasDate: fieldValue(fields, "date") !== undefined }, this.#framing, this.#client.keepAlive));
   }
 
   /** An app's 5xx replaced by the branded page (upstream-error-page.ts): its stream is reset, its body never read. */
@@ -371,4 +362,20 @@ export class H1ToH2cExchange implements Transaction, AdmissionCandidate, H2cSess
     this.#done = true;
     sendOwnAnswer(this.#client, this, this.#request, this.#record, this.#statusRecorded, { status, headers, body });
   }
+}
+
+/**
+ * An h2c app's head, interim or final (the codec's flat list), as HTTP/1.1 fields: pseudo-headers
+ * dropped, repeats joined as node joins them, the first of a single-value field kept.
+ */
+function http1Fields(fields: readonly string[]): string[] {
+  const headers = headerObject(fields);
+  const flat: string[] = [];
+  for (const name of Object.keys(headers)) {
+    if (name.charCodeAt(0) === 0x3a) continue;
+    const value = headers[name];
+    if (Array.isArray(value)) for (const one of value) flat.push(name, one);
+    else if (value !== undefined) flat.push(name, String(value));
+  }
+  return flat;
 }

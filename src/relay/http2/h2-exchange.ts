@@ -140,7 +140,7 @@ export class H2Exchange implements AdmissionCandidate, H2cSessionUser, DeadlineT
     if (preRead !== undefined && preRead.length > 0) {
       if (this.#clientEnded) upstream.end(preRead, this.#requestTrailers);
       else upstream.write(preRead);
-      (this.#sentBody ??= new SentBody()).sent(preRead);
+      (this.#sentBody ??= new SentBody()).sent(preRead, true);
     }
     if (this.#clientEnded) return;
     // The body goes now: upload time does not count, the deadline starts again at its end, and

@@ -20,12 +20,16 @@ export class SentBody {
   #bytes = 0;
   #lost = false;
 
-  /** A piece went to the app. Copied: it may be a view into a socket read that is read into again. */
-  sent(chunk: Buffer): void {
+  /**
+   * A piece went to the app. Copied, unless `owned`: an h2 client's DATA is a view into a read
+   * the codec reads into again, where an HTTP/1.1 body piece (the parser's own copy) or a body
+   * read whole before forwarding is the caller's to keep.
+   */
+  sent(chunk: Buffer, owned = false): void {
     if (this.#lost || chunk.length === 0) return;
     this.#bytes += chunk.length;
     if (this.#bytes > RESEND_BODY_LIMIT) return this.letGo();
-    (this.#kept ??= []).push(Buffer.from(chunk));
+    (this.#kept ??= []).push(owned ? chunk : Buffer.from(chunk));
   }
 
   /** Nothing of it will be sent again (the app answered, or it outgrew the bound): the copies go. */
