@@ -1,0 +1,306 @@
+// The app's side of an exchange whose app speaks h2c, whatever its client speaks: a stream of the h2c pool, the request body sent (held until the stream exists, kept to send again), the head's deadline, interim answers counted, a refused stream sent again.
+import { sendsAgain, type AppStream } from "./app-stream.js";
+import { SentBody } from "./sent-body.js";
+import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
+import type { H2Connection } from "../../h2-codec/h2-connection.js";
+import { H2_ERROR } from "../../h2-codec/codec-error.js";
+import { withoutQuery } from "../../access-log/access-log.js";
+import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import type { RequestView } from "../../http/response-writer.js";
+import { withinBoundary } from "../fault-injection.js";
+import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
+import type { RelayContext } from "../relay-context.js";
+import type { RequestRecord } from "../request-record.js";
+import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
+import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
+
+/** How much request body is held while the app's stream is still to come before the client is paused (as the HTTP/1.1 exchange holds). */
+export const HELD_BODY_BYTES = 64 * 1024;
+
+/**
+ * What the exchange does with the app's answer on its client's side. Each is called at most
+ * while the app side is in use: never after {@link H2cAppSide.cancel}, and never after one of
+ * the three that end it (`failBeforeHead`, `interceptError`, `answerCut`).
+ */
+export interface H2cAppUser {
+  /** The request head for a new stream (again, for one the app refused): the codec's flat list. */
+  appHead(): string[];
+  /** An interim (1xx) answer within the limit; false when the client's side is full (as `data`). */
+  interim(fields: readonly string[]): boolean;
+  /** The app's final head, to be relayed (`ended`: no body follows). */
+  head(fields: readonly string[], ended: boolean): void;
+  /** A piece of the answer's body; false when the client's side is full (the app's stream waits for `resume`). */
+  data(chunk: Buffer): boolean;
+  trailers(fields: readonly string[]): void;
+  /** The answer's end (after its trailers, if any). */
+  end(): void;
+  /** The app's 5xx is replaced by the error page (logged already; the app's stream let go). */
+  interceptError(status: number): void;
+  /** No answer will come from the app (its stream let go): `status` is ours to send, 502 or 504. */
+  failBeforeHead(status: number, error: Error, reason: string): void;
+  /** The app's stream was reset after its head (logged, unless its answer was whole): the client's answer is cut, or its stream reset. */
+  answerCut(): void;
+  /** The client's body may come (the stream exists and has room), or, once the app is done with, be read and dropped. */
+  resumeBody(): void;
+  /** The client's body waits (for the stream, a new one, or room). */
+  pauseBody(): void;
+  /** A defect of ours in one of the app stream's callbacks or the head's timer. */
+  fault(error: unknown): void;
+}
+
+/** One per request, made with its exchange; `open` once admitted. */
+export class H2cAppSide implements H2cSessionUser {
+  readonly #context: RelayContext;
+  readonly #pool: H2cPool;
+  readonly #request: RequestView;
+  readonly #record: RequestRecord;
+  readonly #user: H2cAppUser;
+  #session: H2Connection | undefined;
+  #upstream: AppStream | undefined;
+  /** Body pieces (each the holder's own) waiting for the stream, sent before anything after them. */
+  #held: Buffer[] | undefined;
+  #heldBytes = 0;
+  #requestEnded = false;
+  /** The client's trailers, which end the app's stream. */
+  #requestTrailers: readonly string[] | undefined;
+  /** What went to the app of the body, kept to send again; made at the first piece. */
+  #sentBody: SentBody | undefined;
+  #headTimer: NodeJS.Timeout | undefined;
+  #answered = false;
+  #answerEnded = false;
+  #retried = false;
+  #interimHeads = 0;
+  /** In the pool's waiters: a session is still to come. */
+  #waitingForSession = false;
+  /** The app is done with (answered, failed, let go): nothing more goes to it or comes from it. */
+  #finished = false;
+  readonly #fault = (error: unknown): void => this.#user.fault(error);
+
+  constructor(context: RelayContext, pool: H2cPool, request: RequestView, record: RequestRecord, user: H2cAppUser) {
+    this.#context = context;
+    this.#pool = pool;
+    this.#request = request;
+    this.#record = record;
+    this.#user = user;
+  }
+
+  /** The app's final head came and is relayed. */
+  get answered(): boolean {
+    return this.#answered;
+  }
+
+  /**
+   * Admitted: a stream is asked for. The head's deadline runs from here, the connection's setup
+   * included (an app that accepts and never sends SETTINGS gets its 504 like one that never answers).
+   */
+  open(): void {
+    this.#awaitHead();
+    this.#acquireSession();
+  }
+
+  /**
+   * A piece of the client's body, sent or held for the stream to come (copied unless `owned`: see
+   * SentBody); dropped once the app is done with. False when the client should pause.
+   */
+  sendBody(chunk: Buffer, owned: boolean): boolean {
+    if (this.#finished || chunk.length === 0) return true;
+    const upstream = this.#upstream;
+    if (upstream === undefined) {
+      (this.#held ??= []).push(owned ? chunk : Buffer.from(chunk));
+      this.#heldBytes += chunk.length;
+      return this.#heldBytes <= HELD_BODY_BYTES;
+    }
+    (this.#sentBody ??= new SentBody()).sent(chunk, owned);
+    return upstream.write(chunk);
+  }
+
+  /** The client's body ended, with its trailers if any (the codec's flat list). */
+  endBody(trailers?: readonly string[]): void {
+    this.#requestEnded = true;
+    this.#requestTrailers = trailers;
+    const upstream = this.#upstream;
+    if (upstream === undefined || this.#finished) return;
+    upstream.end(undefined, trailers);
+    if (!this.#answered) this.#awaitHead();
+  }
+
+  /** The client took what it was given: the app's stream goes on. */
+  resume(): void {
+    this.#upstream?.resume();
+  }
+
+  /** The exchange ends without the app (the client gone, a deadline, a defect): its stream is reset, its wait given up. */
+  cancel(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearTimeout(this.#headTimer);
+    this.#stopWaiting();
+    this.#letGoOfStream();
+  }
+
+  #acquireSession(): void {
+    this.#waitingForSession = true;
+    this.#pool.acquire(this);
+  }
+
+  /** Out of the pool's waiters, if still there: a request that ended never takes a session. */
+  #stopWaiting(): void {
+    if (!this.#waitingForSession) return;
+    this.#waitingForSession = false;
+    this.#pool.forget(this);
+  }
+
+  onSession(session: H2Connection): void {
+    this.#waitingForSession = false;
+    if (this.#finished) return this.#pool.release(session);
+    this.#session = session;
+    const held = this.#held;
+    const trailers = this.#requestTrailers;
+    const endStream = this.#requestEnded && held === undefined && trailers === undefined;
+    const upstream = this.#pool.request(session, this.#user.appHead(), endStream);
+    this.#upstream = upstream;
+    upstream.onResponse = (fields, ended) => this.#onResponse(fields, ended);
+    upstream.onInterim = (fields) => this.#onInterim(fields);
+    upstream.onData = (chunk) => this.#onData(chunk);
+    upstream.onTrailers = (fields) => this.#user.trailers(fields);
+    upstream.onEnd = () => this.#onEnd();
+    upstream.onDrain = () => this.#user.resumeBody();
+    upstream.onClose = () => this.#onClose();
+    upstream.onFault = this.#fault;
+    if (held !== undefined) {
+      this.#held = undefined;
+      this.#heldBytes = 0;
+      const sentBody = (this.#sentBody ??= new SentBody());
+      const last = held.length - 1;
+      for (let index = 0; index <= last; index++) {
+        const chunk = held[index]!;
+        if (index === last && this.#requestEnded) upstream.end(chunk, trailers);
+        else upstream.write(chunk);
+        sentBody.sent(chunk, true);
+      }
+    } else if (this.#requestEnded && !endStream) upstream.end(undefined, trailers);
+    if (!this.#requestEnded) {
+      // The body goes now: upload time does not count, the deadline starts again at its end, and
+      // meanwhile --idle-timeout rules (as for an HTTP/1.1 upload).
+      clearTimeout(this.#headTimer);
+      this.#headTimer = undefined;
+      this.#record.awaitingHead(false);
+    }
+    this.#user.resumeBody();
+  }
+
+  onSessionFailure(error: Error & { code?: string }): void {
+    this.#waitingForSession = false;
+    if (this.#finished) return;
+    const reason = upstreamErrorReason(error.code);
+    this.#context.observer.upstreamError(reason);
+    if (reason === "timeout") this.#fail(504, error, "upstream response head timed out");
+    else this.#fail(502, error, "upstream unavailable");
+  }
+
+  /** `--response-header-timeout`, from admission and again from the request's end (upload time does not count). */
+  #awaitHead(): void {
+    this.#record.requestSent();
+    this.#headTimer ??= setTimeout(() => withinBoundary("timer", () => this.#headTimedOut(), this.#fault), this.#context.responseHeaderTimeoutMs).unref();
+  }
+
+  #headTimedOut(): void {
+    this.#headTimer = undefined;
+    if (this.#answered || this.#finished) return;
+    this.#stopWaiting();
+    this.#letGoOfStream();
+    this.#context.observer.upstreamError("timeout");
+    this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
+  }
+
+  /** The app's head and trailers come as the codec's flat lists, `:status` first in a head. */
+  #onInterim(fields: readonly string[]): void {
+    if (this.#finished || this.#answered) return;
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) {
+      this.#letGoOfStream();
+      return this.#fail(502, tooManyInterimHeads(), "upstream unavailable");
+    }
+    if (!this.#user.interim(fields)) this.#upstream?.pause();
+  }
+
+  #onResponse(fields: readonly string[], ended: boolean): void {
+    if (this.#finished) return;
+    clearTimeout(this.#headTimer);
+    const status = Number(fields[1]);
+    this.#record.upstreamHead(status);
+    // Answered, so no longer "not processed": what was kept to send again goes.
+    this.#sentBody?.letGo();
+    if (interceptsUpstreamError(this.#context, this.#request, status)) {
+      // The page goes at once; the app's body is never read.
+      this.#finished = true;
+      this.#letGoOfStream();
+      logInterceptedError(this.#context, this.#request, this.#record.requestId, status);
+      return this.#user.interceptError(status);
+    }
+    this.#answered = true;
+    this.#user.head(fields, ended);
+  }
+
+  #onData(chunk: Buffer): void {
+    this.#context.garbage.streamed(chunk.length);
+    if (this.#finished) return;
+    if (!this.#user.data(chunk)) this.#upstream?.pause();
+  }
+
+  #onEnd(): void {
+    if (this.#finished || !this.#answered || this.#answerEnded) return;
+    this.#answerEnded = true;
+    this.#user.end();
+  }
+
+  #onClose(): void {
+    const upstream = this.#upstream;
+    this.#detach();
+    if (this.#finished || upstream === undefined) return;
+    const code = upstream.rstCode;
+    if (sendsAgain(code, this.#answered, this.#retried, this.#sentBody?.lost ?? false)) {
+      this.#retried = true;
+      // What was sent goes first on the new stream, before what came since.
+      const sent = this.#sentBody?.take();
+      if (sent !== undefined && sent.length > 0) {
+        (this.#held ??= []).unshift(sent);
+        this.#heldBytes += sent.length;
+      }
+      this.#user.pauseBody(); // the rest of the body waits for the new stream, as for the first
+      this.#acquireSession();
+      return;
+    }
+    this.#finished = true;
+    if (!this.#answered) {
+      this.#context.observer.upstreamError(code === H2_ERROR.NO_ERROR ? "other" : "reset");
+      return this.#fail(502, Object.assign(new Error(`upstream stream closed (code ${code})`), { code: "ECONNRESET" }), "upstream unavailable");
+    }
+    // Whatever the client still sends has nowhere to go: read and dropped, so its side can end.
+    this.#user.resumeBody();
+    if (this.#answerEnded && code === H2_ERROR.NO_ERROR) return;
+    // A whole answer and then a reset (the app wants no more of the body, with a code other than
+    // NO_ERROR) failed nothing; the client is still told to stop.
+    if (!this.#answerEnded) this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: withoutQuery(this.#request.url), code: `RST_STREAM ${code}` });
+    this.#user.answerCut();
+  }
+
+  #fail(status: number, error: Error, reason: string): void {
+    this.#finished = true;
+    clearTimeout(this.#headTimer);
+    this.#user.failBeforeHead(status, error, reason);
+  }
+
+  /** The stream is reset (if still open) and its session given back. */
+  #letGoOfStream(): void {
+    const upstream = this.#upstream;
+    this.#detach();
+    upstream?.reset(true);
+  }
+
+  #detach(): void {
+    const session = this.#session;
+    this.#session = undefined;
+    this.#upstream = undefined;
+    if (session !== undefined) this.#pool.release(session);
+  }
+}
