@@ -1,14 +1,9 @@
 // Request body that came before its upstream connection was ready (queued or connecting): held up to a bound, then written behind the head.
 import type { Socket } from "node:net";
 import { writeBodyChunk } from "./body-framing.js";
+import { HELD_BODY_BYTES } from "../held-body-limit.js";
 
-/** How much request body is held while queued or connecting before reading stops. */
-const HELD_BODY_BYTES = 64 * 1024;
-
-/**
- * Up to 64 KiB is held and reading goes on, so a client that leaves the queue is seen (a typical
- * API body fits whole); past it the connection stops reading until the body is sent.
- */
+/** Held up to HELD_BODY_BYTES, then the connection stops reading until the body is sent. */
 export class HeldRequestBody {
   readonly #chunks: Buffer[] = [];
   #bytes = 0;

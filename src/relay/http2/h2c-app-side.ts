@@ -8,14 +8,12 @@ import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
 import { withinBoundary } from "../fault-injection.js";
+import { HELD_BODY_BYTES } from "../held-body-limit.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestRecord } from "../request-record.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
-
-/** How much request body is held while the app's stream is still to come before the client is paused (as the HTTP/1.1 exchange holds). */
-export const HELD_BODY_BYTES = 64 * 1024;
 
 /**
  * What the exchange does with the app's answer on its client's side. Each is called at most
