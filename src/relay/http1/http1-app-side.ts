@@ -1,0 +1,314 @@
+// The app's side of an exchange whose app speaks HTTP/1.1, whatever its client speaks: a connection of the pool, the head and body written (held until connected), the head's deadline, interim answers counted, a switch of protocol refused unless asked, a failure before the head a 502 or 504 (or sent again once), after it a cut.
+import type { Socket } from "node:net";
+import { withoutQuery } from "../../access-log/access-log.js";
+import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import type { RequestView } from "../../http/response-writer.js";
+import { HELD_BODY_BYTES } from "../held-body-limit.js";
+import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
+import type { RelayContext } from "../relay-context.js";
+import type { RequestRecord } from "../request-record.js";
+import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
+import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
+import { LAST_CHUNK, writeBodyChunk } from "./body-framing.js";
+import type { ForwardedHead } from "./forwarded-request-head.js";
+import { unaskedSwitch } from "./interim-responses.js";
+import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
+import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
+import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
+import type { UpstreamPool } from "./upstream-pool.js";
+
+/**
+ * What the exchange does with the app's answer on its client's side. None is called after
+ * {@link Http1AppSide.cancel}, nor after one of the three that end the app side
+ * (`failBeforeHead`, `interceptError`, `answerCut`).
+ */
+export interface Http1AppUser {
+  /** An interim (1xx) answer within the limit; false when the client's side is full (the app's connection stops being read). */
+  interim(head: ParsedHead): boolean;
+  /** The 101 to the WebSocket the request asked for: its head goes to the client; the tunnel follows (`tunnel`). */
+  switchedProtocols(head: ParsedHead): void;
+  tunnel(socket: Socket, rest: Buffer): void;
+  /** The app's final head, to be relayed; the answer says whether llhttp reads a body. */
+  head(head: ParsedHead): BodyDirective;
+  /** A piece of the answer's body; false when the client's side is full (the app waits for `resume`). */
+  data(chunk: Buffer): boolean;
+  /** The answer's end; the connection is the pool's again (or closed). */
+  end(): void;
+  /** The app's 5xx is replaced by the error page (logged already; the connection dropped). */
+  interceptError(status: number): void;
+  /** No answer will come from the app (its connection let go): `status` is ours to send, 502 or 504. */
+  failBeforeHead(status: number, error: Error, reason: string): void;
+  /** The app's connection failed after its head (logged already): the client's answer is cut. */
+  answerCut(): void;
+  /** The client's body may come again (the connection exists and has room). */
+  resumeBody(): void;
+  /** A defect of ours in one of the connection's callbacks (the connection is destroyed already). */
+  fault(error: unknown): void;
+}
+
+/** How a client's protocol wants its requests sent; one constant per kind of exchange. */
+export interface Http1SendRules {
+  /** May go again on a new connection when the one it took was closed under it (retry-policy.ts); else it takes one fresh enough not to race the app's idle close. */
+  readonly mayResend: boolean;
+  /**
+   * The request's last byte is kept back until `endBody`: with a Content-Length (or none and no
+   * body) the app takes the request as whole at that byte, and an h2 client's stream is known
+   * well-formed (its DATA added up to the length, its trailers valid) and not reset only at
+   * END_STREAM. A chunked body ends with its last chunk, sent then anyway.
+   */
+  readonly holdLastByte: boolean;
+}
+
+const NO_HEAD: ForwardedHead = { text: "", framing: "none" };
+
+/** One per request, made with its exchange; `forward` once its head is planned, `open` once admitted. */
+export class Http1AppSide implements UpstreamOwner {
+  readonly #context: RelayContext;
+  readonly #pool: UpstreamPool;
+  readonly #request: RequestView;
+  readonly #record: RequestRecord;
+  readonly #user: Http1AppUser;
+  readonly #rules: Http1SendRules;
+  #head: ForwardedHead = NO_HEAD;
+  /** "websocket" or another upgrade the client asked for: a fresh connection, never sent again; only a 101 to a WebSocket becomes a tunnel. */
+  #upgrade: "websocket" | "other" | undefined;
+  #upstream: UpstreamConnection | undefined;
+  /** Body pieces that came before the connection was ready, written behind the head. */
+  #held: Buffer[] | undefined;
+  #heldBytes = 0;
+  /** Content-Length bytes still to come, with holdLastByte (0 without one). */
+  #bodyLeft = 0;
+  /** The request's last byte, kept back until the end (holdLastByte). */
+  #lastByte: string | Buffer | undefined;
+  #requestEnded = false;
+  /** The whole request (head, body, last chunk) has been written to the app. */
+  #requestSent = false;
+  #answered = false;
+  #interimHeads = 0;
+  #retried = false;
+  /** The app is done with (failed, let go, a tunnel): nothing more goes to it or comes from it. */
+  #finished = false;
+
+  /** Made with its exchange, which may hear of the body (held) before its head is planned. */
+  constructor(context: RelayContext, pool: UpstreamPool, request: RequestView, record: RequestRecord, rules: Http1SendRules, user: Http1AppUser) {
+    this.#context = context;
+    this.#pool = pool;
+    this.#request = request;
+    this.#record = record;
+    this.#rules = rules;
+    this.#user = user;
+  }
+
+  /** The head the request goes with, planned before admission; `open` sends it. */
+  forward(head: ForwardedHead, upgrade?: "websocket" | "other"): void {
+    this.#head = head;
+    this.#upgrade = upgrade;
+    if (this.#rules.holdLastByte && head.framing === "length") this.#bodyLeft = Number(this.#request.header("content-length"));
+  }
+
+  /** The app's final head came and is relayed. */
+  get answered(): boolean {
+    return this.#answered;
+  }
+
+  /** Admitted: a connection is taken (or made) and the head goes once it is ready. */
+  open(): void {
+    const pool = this.#pool;
+    const upstream = this.#upgrade !== undefined ? pool.acquireFresh(this) : pool.acquire(this, this.#resendable());
+    this.#upstream = upstream;
+    if (upstream.connected) this.#sendHead();
+    else {
+      // A connect that hangs (a black-holed address) counts against the head's deadline too.
+      this.#record.awaitingHead(true);
+      upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+    }
+  }
+
+  onConnected(): void {
+    this.#sendHead();
+  }
+
+  /** Head, the body held so far and, for a request already whole, its end: one write. */
+  #sendHead(): void {
+    const upstream = this.#upstream!;
+    const head = this.#head;
+    upstream.socket.cork();
+    if (this.#rules.holdLastByte && !this.#requestEnded && head.framing !== "chunked" && this.#bodyLeft === 0) {
+      upstream.write(head.text.slice(0, -1));
+      this.#lastByte = "\n";
+    } else upstream.write(head.text);
+    const held = this.#held;
+    this.#held = undefined;
+    this.#heldBytes = 0;
+    if (held !== undefined) for (const chunk of held) this.#writeBody(upstream, chunk);
+    if (this.#requestEnded) this.#sendRequestEnd(upstream);
+    else this.#record.awaitingHead(false);
+    upstream.socket.uncork();
+    this.#user.resumeBody();
+  }
+
+  /** A piece of the client's body (the caller's to keep), written or held for the connection to come. False when the client should pause. */
+  sendBody(chunk: Buffer): boolean {
+    if (this.#finished || chunk.length === 0) return true;
+    const upstream = this.#upstream;
+    if (upstream === undefined || !upstream.connected) {
+      (this.#held ??= []).push(chunk);
+      this.#heldBytes += chunk.length;
+      return this.#heldBytes <= HELD_BODY_BYTES;
+    }
+    return this.#writeBody(upstream, chunk);
+  }
+
+  #writeBody(upstream: UpstreamConnection, chunk: Buffer): boolean {
+    const framing = this.#head.framing;
+    if (framing === "chunked" || !this.#rules.holdLastByte) return writeBodyChunk(upstream.socket, framing === "chunked", chunk);
+    // An h2 client's DATA never goes past its content-length (the codec's check).
+    this.#bodyLeft -= chunk.length;
+    if (this.#bodyLeft > 0) return upstream.socket.write(chunk);
+    this.#lastByte = chunk.subarray(chunk.length - 1);
+    return chunk.length === 1 || upstream.socket.write(chunk.subarray(0, chunk.length - 1));
+  }
+
+  /** The client's body ended. */
+  endBody(): void {
+    this.#requestEnded = true;
+    const upstream = this.#upstream;
+    if (!this.#finished && upstream !== undefined && upstream.connected && !this.#requestSent) this.#sendRequestEnd(upstream);
+  }
+
+  /** The request is all at the app: the response head timeout starts (time spent uploading does not count). */
+  #sendRequestEnd(upstream: UpstreamConnection): void {
+    const lastByte = this.#lastByte;
+    this.#lastByte = undefined;
+    if (lastByte !== undefined) upstream.write(lastByte);
+    if (this.#head.framing === "chunked") upstream.write(LAST_CHUNK);
+    this.#requestSent = true;
+    this.#record.requestSent();
+    upstream.awaitHead(this.#context.responseHeaderTimeoutMs);
+  }
+
+  /** The client took what it was given: the app's connection is read again. */
+  resume(): void {
+    this.#upstream?.resumeReading();
+  }
+
+  /** An HTTP/1.1 client's socket stays corked while the app's read that brought the head is parsed (upstream-connection.ts). */
+  corkClientUntilReadEnds(client: Socket): void {
+    this.#upstream?.corkClientUntilReadEnds(client);
+  }
+
+  /** The exchange ends without the app (the client gone, a deadline, a defect): a connection mid-exchange is dropped, never reused. */
+  cancel(): void {
+    this.#finished = true;
+    this.#dropConnection();
+  }
+
+  onUpstreamDrain(): void {
+    this.#user.resumeBody();
+  }
+
+  onResponseHead(head: ParsedHead): BodyDirective {
+    const status = head.statusCode;
+    if (status < 200 && status !== 101) return this.#onInterim(head);
+    if (status === 101) return this.#onSwitchingProtocols(head);
+    this.#record.upstreamHead(status);
+    if (interceptsUpstreamError(this.#context, this.#request, status)) {
+      // The page goes at once; the app's body is never read, and its connection, mid-body, is not reused.
+      this.#finished = true;
+      this.#dropConnection();
+      logInterceptedError(this.#context, this.#request, this.#record.requestId, status);
+      this.#user.interceptError(status);
+      return BODY.skip;
+    }
+    this.#answered = true;
+    return this.#user.head(head);
+  }
+
+  /** Interim answers (100 Continue, 103 Early Hints) are relayed as they come, and only so many: a flood of them is a 502. */
+  #onInterim(head: ParsedHead): BodyDirective {
+    if (++this.#interimHeads > MAX_INTERIM_HEADS) return this.#failOnHead(tooManyInterimHeads(), "upstream unavailable");
+    if (!this.#user.interim(head)) this.#upstream?.pauseReading();
+    return BODY.parse;
+  }
+
+  /** Only a 101 to the WebSocket asked for becomes a tunnel; anything else is a 502, never a raw pipe. */
+  #onSwitchingProtocols(head: ParsedHead): BodyDirective {
+    const unasked = unaskedSwitch(this.#upgrade, head);
+    if (unasked !== undefined) return this.#failOnHead(new Error(`upstream switched to ${JSON.stringify(unasked)}`), "upstream switched to a protocol that was not asked for");
+    this.#record.upstreamHead(101);
+    this.#user.switchedProtocols(head);
+    return BODY.upgrade;
+  }
+
+  /** A head the client must not get: the connection is dropped and the answer is a 502. */
+  #failOnHead(error: Error, reason: string): BodyDirective {
+    this.#dropConnection();
+    this.#fail(502, error, reason);
+    return BODY.skip;
+  }
+
+  onTunnel(socket: Socket, rest: Buffer): void {
+    this.#finished = true;
+    this.#upstream = undefined;
+    this.#user.tunnel(socket, rest);
+  }
+
+  onResponseBody(chunk: Buffer): void {
+    this.#context.garbage.streamed(chunk.length);
+    if (this.#finished) return;
+    if (!this.#user.data(chunk)) this.#upstream?.pauseReading();
+  }
+
+  onResponseEnd(keepAlive: boolean): void {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    if (upstream !== undefined) this.#pool.release(upstream, keepAlive && this.#requestSent && !this.#finished);
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#user.end();
+  }
+
+  onUpstreamFailure(failure: UpstreamFailure): void {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    if (this.#finished) return;
+    if (!this.#answered) {
+      if (upstream !== undefined && this.#resendable() && upstream.unanswered && closedUnderUs(failure.code)) {
+        // Once, for an idempotent request without a body whose connection was closed or reset
+        // before any byte of an answer: the app's idle close racing our reuse, most often.
+        this.#retried = true;
+        this.#requestSent = false;
+        this.open();
+        return;
+      }
+      const timedOut = failure.code === HEAD_TIMEOUT_CODE;
+      this.#context.observer.upstreamError(upstreamErrorReason(failure.code));
+      return this.#fail(timedOut ? 504 : 502, failure, timedOut ? "upstream response head timed out" : "upstream unavailable");
+    }
+    this.#finished = true;
+    this.#context.errorLog.warn("upstream failed mid-response", { method: this.#request.method, url: withoutQuery(this.#request.url), code: failure.code, err: failure.message });
+    this.#user.answerCut();
+  }
+
+  /** A defect of ours in one of the connection's callbacks (already destroyed). */
+  onInternalFault(error: unknown): void {
+    this.#upstream = undefined;
+    this.#user.fault(error);
+  }
+
+  /** Not tried again yet, and safe to send again (retry-policy.ts). */
+  #resendable(): boolean {
+    return this.#rules.mayResend && !this.#retried && canBeSentAgain(this.#request.method, this.#head.framing, this.#upgrade !== undefined);
+  }
+
+  #fail(status: number, error: Error, reason: string): void {
+    this.#finished = true;
+    this.#user.failBeforeHead(status, error, reason);
+  }
+
+  #dropConnection(): void {
+    const upstream = this.#upstream;
+    this.#upstream = undefined;
+    upstream?.destroy();
+  }
+}
