@@ -108,7 +108,7 @@ export class Exchange implements Transaction, Http1AppUser, AdmissionCandidate, 
     const app = this.#app;
     if (this.#done || app.answered) return; // answered already (an early 413): the rest is discarded
     this.#record.bodyReceived(chunk.length);
-    if (!app.sendBody(chunk)) this.#client.pauseForBody();
+    if (!app.sendBody(chunk, true)) this.#client.pauseForBody(); // the parser's own copy
   }
 
   onRequestEnd(): void {

@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
+import type { AppSide } from "../app-side.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import type { RelayContext } from "../relay-context.js";
@@ -62,7 +63,7 @@ export interface Http1SendRules {
 const NO_HEAD: ForwardedHead = { text: "", framing: "none" };
 
 /** One per request, made with its exchange; `forward` once its head is planned, `open` once admitted. */
-export class Http1AppSide implements UpstreamOwner {
+export class Http1AppSide implements AppSide, UpstreamOwner {
   readonly #context: RelayContext;
   readonly #pool: UpstreamPool;
   readonly #request: RequestView;
@@ -147,12 +148,12 @@ export class Http1AppSide implements UpstreamOwner {
     this.#user.resumeBody();
   }
 
-  /** A piece of the client's body (the caller's to keep), written or held for the connection to come. False when the client should pause. */
-  sendBody(chunk: Buffer): boolean {
+  /** A piece of the client's body, written, or held (copied unless `owned`) for the connection to come. False when the client should pause. */
+  sendBody(chunk: Buffer, owned: boolean): boolean {
     if (this.#finished || chunk.length === 0) return true;
     const upstream = this.#upstream;
     if (upstream === undefined || !upstream.connected) {
-      (this.#held ??= []).push(chunk);
+      (this.#held ??= []).push(owned ? chunk : Buffer.from(chunk));
       this.#heldBytes += chunk.length;
       return this.#heldBytes <= HELD_BODY_BYTES;
     }
@@ -169,7 +170,7 @@ export class Http1AppSide implements UpstreamOwner {
     return chunk.length === 1 || upstream.socket.write(chunk.subarray(0, chunk.length - 1));
   }
 
-  /** The client's body ended. */
+  /** The client's body ended (an h2 client's trailers are not sent on: Trailer is hop-by-hop in HTTP/1.1 here). */
   endBody(): void {
     this.#requestEnded = true;
     const upstream = this.#upstream;

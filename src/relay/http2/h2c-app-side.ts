@@ -7,6 +7,7 @@ import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
+import type { AppSide } from "../app-side.js";
 import { withinBoundary } from "../fault-injection.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
@@ -47,7 +48,7 @@ export interface H2cAppUser {
 }
 
 /** One per request, made with its exchange; `open` once admitted. */
-export class H2cAppSide implements H2cSessionUser {
+export class H2cAppSide implements AppSide, H2cSessionUser {
   readonly #context: RelayContext;
   readonly #pool: H2cPool;
   readonly #request: RequestView;
