@@ -4,6 +4,8 @@
 export interface AppSide {
   /** The app's final head came and is relayed. */
   readonly answered: boolean;
+  /** The app still reads the request's body: an HTTP/1.1 app's answer ends that (the rest is discarded), an h2c app's stream does not (it may answer first and read on). */
+  readonly takesBody: boolean;
   /** Admitted: a connection or stream is asked for, and the request goes on it. */
   open(): void;
   /** A piece of the client's body (copied where kept, unless `owned`); false when the client should pause. */

@@ -112,6 +112,11 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
     return this.#answered;
   }
 
+  /** Once its answer has begun, the app reads no more of the request: what is left is discarded (an early 413). */
+  get takesBody(): boolean {
+    return !this.#answered;
+  }
+
   /** Admitted: a connection is taken (or made) and the head goes once it is ready. */
   open(): void {
     const pool = this.#pool;

@@ -1,5 +1,6 @@
 // The client's side of an exchange whose client is an h2 stream, whatever the app speaks: admission, the request body to the app side, our own answers, deadlines, the answer's body and end, the stream's close.
 import type { AppSide } from "../app-side.js";
+import type { ErrorDetails } from "../../http/error-response.js";
 import type { QueuedRequest } from "../../overload/concurrency-limiter.js";
 import { OVERLOADED, recordOverloaded, requestAdmission, type AdmissionCandidate, type OverloadReason } from "../admission.js";
 import type { RelayContext } from "../relay-context.js";
@@ -78,7 +79,7 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
 
   refuseOverloaded(reason: OverloadReason, waitedMs: number): void {
     recordOverloaded(this.context, this.record, this.request, reason, waitedMs);
-    this.answerOwn(503, new Error("overloaded"), "overloaded", true);
+    this.answerOwn(503, undefined, "overloaded", OVERLOADED);
   }
 
   /** A view into the codec's read: the app side copies what it keeps. */
@@ -122,11 +123,14 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
     this.answerOwn(status, error, reason);
   }
 
-  /** CONTRACT §15 (stream-deadlines.ts): the app let go; the client gets a 504 when nothing was answered yet, else RST_STREAM CANCEL. */
+  /**
+   * CONTRACT §15 (stream-deadlines.ts): the app let go; the client gets a 504 when nothing was
+   * answered yet, else RST_STREAM CANCEL. The record logs the deadline's line; the 504 adds none.
+   */
   endForDeadline(kind: DeadlineKind): void {
     if (this.done) return;
     this.app.cancel();
-    if (kind === "duration" && !this.client.headersSent) this.answerOwn(504, new Error("max request duration reached"), "max request duration reached");
+    if (kind === "duration" && !this.client.headersSent) this.answerOwn(504, undefined, "max request duration reached");
     else this.client.reset(true);
   }
 
@@ -141,12 +145,12 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
     this.record.finished(aborted);
   }
 
-  /** Our own answer (an error, before any head): the app is not asked (again); what the client still sends is read and dropped, so its stream can close. */
-  protected answerOwn(status: number, error: Error, reason: string, overloaded = false): void {
+  /** Our own answer (an error, before any head; `error` logged unless undefined): the app is not asked (again); what the client still sends is read and dropped, so its stream can close. */
+  protected answerOwn(status: number, error: Error | undefined, reason: string, details?: ErrorDetails): void {
     if (this.done || this.client.headersSent) return;
     this.app.cancel();
     this.responseEnded = true;
     this.client.resume();
-    answerOwnError(this.context, this.client, this.request, this.record, status, error, reason, overloaded ? OVERLOADED : undefined);
+    answerOwnError(this.context, this.client, this.request, this.record, status, error, reason, details);
   }
 }

@@ -1,7 +1,6 @@
 // A proxy-made answer on an h2 stream (refusals, 502/503/504): logged, recorded, and written as the envelope or page of §6, or in gRPC's form for a gRPC call.
 import { fieldValue } from "../../h2-codec/field-list.js";
 import { errorMessageFor, type ErrorDetails } from "../../http/error-response.js";
-import { OVERLOADED } from "../admission.js";
 import { refusalAnswer } from "../own-errors.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestRecord } from "../request-record.js";
@@ -11,11 +10,13 @@ import { streamWriter, type H2Request } from "./h2-request.js";
 
 /**
  * Answers `status` for a request that reached no app (or whose app failed before its head).
- * `reason` is the log's fixed text; 400 and 501 get the bare JSON refusal as over HTTP/1.1.
+ * `reason` is the log's fixed text, logged with `error`; no `error`: a line of its own said it
+ * already (`overloaded`, `max request duration: exchange ended`). 400 and 501 get the bare JSON
+ * refusal as over HTTP/1.1.
  */
-export function answerOwnError(context: RelayContext, stream: ClientStream, request: H2Request, record: RequestRecord, status: number, error: Error, reason: string, details?: ErrorDetails): void {
+export function answerOwnError(context: RelayContext, stream: ClientStream, request: H2Request, record: RequestRecord, status: number, error: Error | undefined, reason: string, details?: ErrorDetails): void {
   const requestId = record.requestId;
-  if (details !== OVERLOADED) context.errorLog.proxyError(request, requestId, status, error, reason);
+  if (error !== undefined) context.errorLog.proxyError(request, requestId, status, error, reason);
   record.responseHead(status);
   if (request.grpc) {
     sendGrpcError(stream, status, details?.message ?? (status === 400 || status === 501 ? reason : errorMessageFor(status)), requestId);

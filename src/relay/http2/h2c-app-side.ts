@@ -88,6 +88,11 @@ export class H2cAppSide implements AppSide, H2cSessionUser {
     return this.#answered;
   }
 
+  /** A stream reads the body whatever it has answered (a duplex call answers first): dropped only once the app is done with. */
+  get takesBody(): boolean {
+    return true;
+  }
+
   /**
    * Admitted: a stream is asked for. The head's deadline runs from here, the connection's setup
    * included (an app that accepts and never sends SETTINGS gets its 504 like one that never answers).
