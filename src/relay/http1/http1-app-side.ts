@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
-import type { AppSide } from "../app-side.js";
+import type { AppSide, AppUser } from "../app-side.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import type { RelayContext } from "../relay-context.js";
@@ -18,12 +18,8 @@ import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
 import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
-/**
- * What the exchange does with the app's answer on its client's side. None is called after
- * {@link Http1AppSide.cancel}, nor after one of the three that end the app side
- * (`failBeforeHead`, `interceptError`, `answerCut`).
- */
-export interface Http1AppUser {
+/** An HTTP/1.1 app's heads, as llhttp parsed them (the rest of what the exchange is told: AppUser). */
+export interface Http1AppUser extends AppUser {
   /** An interim (1xx) answer within the limit; false when the client's side is full (the app's connection stops being read). */
   interim(head: ParsedHead): boolean;
   /** The 101 to the WebSocket the request asked for: its head goes to the client; the tunnel follows (`tunnel`). */
@@ -31,20 +27,6 @@ export interface Http1AppUser {
   tunnel(socket: Socket, rest: Buffer): void;
   /** The app's final head, to be relayed; the answer says whether llhttp reads a body. */
   head(head: ParsedHead): BodyDirective;
-  /** A piece of the answer's body; false when the client's side is full (the app waits for `resume`). */
-  data(chunk: Buffer): boolean;
-  /** The answer's end; the connection is the pool's again (or closed). */
-  end(): void;
-  /** The app's 5xx is replaced by the error page (logged already; the connection dropped). */
-  interceptError(status: number): void;
-  /** No answer will come from the app (its connection let go): `status` is ours to send, 502 or 504. */
-  failBeforeHead(status: number, error: Error, reason: string): void;
-  /** The app's connection failed after its head (logged already): the client's answer is cut. */
-  answerCut(): void;
-  /** The client's body may come again (the connection exists and has room). */
-  resumeBody(): void;
-  /** A defect of ours in one of the connection's callbacks (the connection is destroyed already). */
-  fault(error: unknown): void;
 }
 
 /** How a client's protocol wants its requests sent; one constant per kind of exchange. */

@@ -7,7 +7,7 @@ import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
-import type { AppSide } from "../app-side.js";
+import type { AppSide, AppUser } from "../app-side.js";
 import { withinBoundary } from "../fault-injection.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
@@ -16,35 +16,17 @@ import type { RequestRecord } from "../request-record.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
 
-/**
- * What the exchange does with the app's answer on its client's side. Each is called at most
- * while the app side is in use: never after {@link H2cAppSide.cancel}, and never after one of
- * the three that end it (`failBeforeHead`, `interceptError`, `answerCut`).
- */
-export interface H2cAppUser {
+/** An h2c app's heads and trailers as the codec's flat lists, `:status` first in a head (the rest of what the exchange is told: AppUser). */
+export interface H2cAppUser extends AppUser {
   /** The request head for a new stream (again, for one the app refused): the codec's flat list. */
   appHead(): string[];
   /** An interim (1xx) answer within the limit; false when the client's side is full (as `data`). */
   interim(fields: readonly string[]): boolean;
   /** The app's final head, to be relayed (`ended`: no body follows). */
   head(fields: readonly string[], ended: boolean): void;
-  /** A piece of the answer's body; false when the client's side is full (the app's stream waits for `resume`). */
-  data(chunk: Buffer): boolean;
   trailers(fields: readonly string[]): void;
-  /** The answer's end (after its trailers, if any). */
-  end(): void;
-  /** The app's 5xx is replaced by the error page (logged already; the app's stream let go). */
-  interceptError(status: number): void;
-  /** No answer will come from the app (its stream let go): `status` is ours to send, 502 or 504. */
-  failBeforeHead(status: number, error: Error, reason: string): void;
-  /** The app's stream was reset after its head (logged, unless its answer was whole): the client's answer is cut, or its stream reset. */
-  answerCut(): void;
-  /** The client's body may come (the stream exists and has room), or, once the app is done with, be read and dropped. */
-  resumeBody(): void;
   /** The client's body waits (for the stream, a new one, or room). */
   pauseBody(): void;
-  /** A defect of ours in one of the app stream's callbacks or the head's timer. */
-  fault(error: unknown): void;
 }
 
 /** One per request, made with its exchange; `open` once admitted. */
