@@ -28,6 +28,8 @@ const CASES = [
   { name: "an unmet expectation", head: "GET / HTTP/1.1\r\nHost: app.example\r\nExpect: foo\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" },
   { name: "the liveness path", head: "GET /health HTTP/1.1\r\nHost: app.example\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" },
   { name: "the readiness path", head: "GET /readyz HTTP/1.1\r\nHost: app.example\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" },
+  // The request fuzz, seed 1561161404: answered 200 as the server's OPTIONS, the connection kept.
+  { name: "OPTIONS *", head: "OPTIONS * HTTP/1.1\r\nHost: app.example\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" },
 ];
 
 for (const { name, head } of CASES) {
@@ -37,5 +39,13 @@ for (const { name, head } of CASES) {
     const finals = await exchange(daemon.port, head + BEHIND);
     t.same(finals, [501]);
     t.same(upstream.received.map((request) => request.url), []);
+  });
+}
+
+// The same rule where the app speaks h2c (its own exchange plans the request): nothing reaches the app, so none is started.
+for (const head of [CASES[3]!.head, "GET / HTTP/1.1\r\nHost: app.example\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n"]) {
+  t.test(`to an h2c app, ${JSON.stringify(head.split("\r\n", 1)[0])} with Transfer-Encoding: gzip, chunked: 501 and the close`, async (t) => {
+    const daemon = await startTestDaemon(t, ["--upstream", "http://127.0.0.1:9", "--upstream-protocol", "h2c"]);
+    t.same(await exchange(daemon.port, head + BEHIND), [501]);
   });
 }

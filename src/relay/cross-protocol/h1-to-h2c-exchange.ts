@@ -8,7 +8,7 @@ import { expectsContinue } from "../http1/interim-responses.js";
 import type { ClientConnection } from "../http1/client-connection.js";
 import { Http1ClientExchange } from "../http1/http1-client-exchange.js";
 import { clientAddressOf } from "../client-address.js";
-import { relaysTransferCoding } from "../http1/forward-plan.js";
+import { framingRefusal } from "../http1/forward-plan.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestHead } from "../http1/request-head.js";
 import { relayedResponseHead } from "../http1/response-head.js";
@@ -27,6 +27,9 @@ export class H1ToH2cExchange extends Http1ClientExchange implements H2cAppUser {
 
   start(): void {
     const request = this.request;
+    // As planForward: a framing that cannot be passed on is refused first, whatever the target.
+    const framing = framingRefusal(request);
+    if (framing !== undefined) return this.failBeforeHead(framing.status, new Error(framing.detail), framing.reason);
     const url = request.url;
     let target: string;
     let authority = request.header("host");
@@ -40,7 +43,6 @@ export class H1ToH2cExchange extends Http1ClientExchange implements H2cAppUser {
       target = this.context.pathPrefix + absolute.path;
       authority = absolute.authority;
     }
-    if (!relaysTransferCoding(request)) return this.failBeforeHead(501, new Error("transfer coding not supported"), "transfer coding not supported");
     this.#fields = h1ToH2cFields(request, target, authority, { clientAddress: clientAddressOf(this.client.remoteAddress), upstreamHost: this.context.upstreamHost });
     this.expectsContinue = expectsContinue(request);
     this.admit();

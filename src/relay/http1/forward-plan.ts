@@ -23,6 +23,10 @@ const SERVER_OPTIONS: ForwardPlan = { kind: "server options" };
 
 /** The plan for one request: its target resolved, its upgrade and expectation judged, its upstream head built. */
 export function planForward(request: RequestHead, context: RelayContext, remoteAddress: string | undefined): ForwardPlan {
+  // First, whatever the target: a body whose framing cannot be passed on must not be read as
+  // what follows it, so its 501 (and the close) comes before `OPTIONS *` is ours to answer.
+  const framing = framingRefusal(request);
+  if (framing !== undefined) return framing;
   const url = request.url;
   let target: string;
   let hostOverride: string | undefined;
@@ -44,12 +48,6 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     if (request.method === "CONNECT") return refuse(400, "CONNECT is not supported", "CONNECT is not a reverse proxy's to serve");
     upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
   }
-  if (!relaysTransferCoding(request)) {
-    const transferEncoding = request.header("transfer-encoding")!;
-    return transferEncoding.trim() === ""
-      ? refuse(400, "bad request framing", "an empty Transfer-Encoding")
-      : refuse(501, "transfer coding not supported", `Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
-  }
   const head = forwardedRequestHead(request, {
     target,
     hostOverride,
@@ -58,6 +56,15 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     upgrade,
   });
   return { kind: "forward", head, upgrade, expectsContinue: expectsContinue(request) };
+}
+
+/** The refusal of a Transfer-Encoding the relay cannot pass on (RFC 9112 §6.1: 501), or of an empty one (400); undefined when it can. */
+export function framingRefusal(request: RequestHead): Refusal | undefined {
+  if (relaysTransferCoding(request)) return undefined;
+  const transferEncoding = request.header("transfer-encoding")!;
+  return transferEncoding.trim() === ""
+    ? refuse(400, "bad request framing", "an empty Transfer-Encoding")
+    : refuse(501, "transfer coding not supported", `Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
 }
 
 /**
