@@ -23,7 +23,9 @@ const SERVER_OPTIONS: ForwardPlan = { kind: "server options" };
 
 /** The plan for one request: its target resolved, its upgrade and expectation judged, its upstream head built. */
 export function planForward(request: RequestHead, context: RelayContext, remoteAddress: string | undefined): ForwardPlan {
-  // First, whatever the target: a body whose framing cannot be passed on must not be read as
+  // A CONNECT is no request to frame a body for: llhttp hands what follows its head to a tunnel.
+  if (request.upgrade && request.method === "CONNECT") return refuse(400, "CONNECT is not supported", "CONNECT is not a reverse proxy's to serve");
+  // Then, whatever the target: a body whose framing cannot be passed on must not be read as
   // what follows it, so its 501 (and the close) comes before `OPTIONS *` is ours to answer.
   const framing = framingRefusal(request);
   if (framing !== undefined) return framing;
@@ -44,10 +46,7 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
     hostOverride = absolute.authority;
   }
   let upgrade: "websocket" | "other" | undefined;
-  if (request.upgrade) {
-    if (request.method === "CONNECT") return refuse(400, "CONNECT is not supported", "CONNECT is not a reverse proxy's to serve");
-    upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
-  }
+  if (request.upgrade) upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
   const head = forwardedRequestHead(request, {
     target,
     hostOverride,
