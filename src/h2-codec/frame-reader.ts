@@ -11,8 +11,13 @@ import { CLIENT_PREFACE, DEFAULT_MAX_FRAME_SIZE, FLAG, FRAME, FRAME_HEADER_SIZE 
 export interface FrameVisitor {
   /** A piece of a DATA frame's data, padding stripped; `endStream` on the frame's last piece; `flowControlled` sums to the frame's length (padding counts, §6.9). */
   onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void;
-  /** A complete header block (HEADERS and its CONTINUATIONs joined, padding and priority stripped); `dependsOn` is -1 without the PRIORITY flag. */
-  onHeaders(streamId: number, block: Buffer, endStream: boolean, dependsOn: number): void;
+  /**
+   * A complete header block, `source[start, end)` (HEADERS and its CONTINUATIONs joined, padding
+   * and priority stripped), valid during the call only; `dependsOn` is -1 without the PRIORITY
+   * flag. Bounds rather than a view: the block is decoded in the call, so a Buffer view per head
+   * would be garbage at once.
+   */
+  onHeaders(streamId: number, source: Buffer, start: number, end: number, endStream: boolean, dependsOn: number): void;
   /** A PRIORITY frame: only checked (a stream may not depend on itself, §5.3.1), never acted on. */
   onPriority(streamId: number, dependsOn: number): void;
   /** The peer ended a stream, with an RFC 9113 §7 error code. */
@@ -241,17 +246,17 @@ export class FrameReader {
           from += 5;
         }
         if (padding > end - from) throw new CodecError("PROTOCOL_ERROR", `HEADERS padding of ${padding} past the frame`);
-        if (flags & FLAG.END_HEADERS) return visitor.onHeaders(streamId, source.subarray(from, end - padding), (flags & FLAG.END_STREAM) !== 0, dependsOn);
+        if (flags & FLAG.END_HEADERS) return visitor.onHeaders(streamId, source, from, end - padding, (flags & FLAG.END_STREAM) !== 0, dependsOn);
         [this.inBlock, this.blockStream, this.blockEndStream, this.blockDependsOn, this.blockLength, this.continuations] = [true, streamId, (flags & FLAG.END_STREAM) !== 0, dependsOn, 0, 0];
         return this.appendFragment(source, from, end - padding);
       }
       case FRAME.CONTINUATION: {
         this.appendFragment(source, at, end);
         if ((flags & FLAG.END_HEADERS) === 0) return;
-        const block = this.block.subarray(0, this.blockLength);
+        const blockLength = this.blockLength;
         const [stream, endStream, dependsOn] = [this.blockStream, this.blockEndStream, this.blockDependsOn];
         [this.inBlock, this.blockLength, this.continuations] = [false, 0, 0];
-        return visitor.onHeaders(stream, block, endStream, dependsOn);
+        return visitor.onHeaders(stream, this.block, 0, blockLength, endStream, dependsOn);
       }
       case FRAME.PRIORITY:
         return visitor.onPriority(streamId, source.readUInt32BE(at) & 0x7fffffff);

@@ -211,7 +211,7 @@ export class H2Connection implements FrameVisitor {
     this.#out.writer.settingsAck();
     this.#out.sendBlocked();
     const peerMax = this.#peer.maxConcurrentStreams;
-    if (this.#handler.onPeerSettings !== undefined) this.#table.guard(undefined, () => this.#handler.onPeerSettings!(peerMax));
+    if (this.#handler.onPeerSettings !== undefined) this.#table.guard(undefined, this.#handler.onPeerSettings, peerMax, undefined, undefined, undefined);
   }
 
   onSettingsAck(): void {
@@ -232,7 +232,7 @@ export class H2Connection implements FrameVisitor {
         if (stream.id > lastStreamId) this.#table.resetForUser(stream, H2_ERROR.REFUSED_STREAM, true);
       }
     }
-    this.#table.guard(undefined, () => this.#handler.onGoaway(lastStreamId, errorCode));
+    this.#table.guard(undefined, this.#handler.onGoaway, lastStreamId, errorCode, undefined, undefined);
     this.#closeIfDone();
   }
 
@@ -270,10 +270,10 @@ export class H2Connection implements FrameVisitor {
     this.#glitch();
   }
 
-  onHeaders(streamId: number, block: Buffer, endStream: boolean, dependsOn: number): void {
+  onHeaders(streamId: number, source: Buffer, start: number, end: number, endStream: boolean, dependsOn: number): void {
     const fields = this.#fields;
     // Every block is decoded, even one we refuse, or the HPACK tables part (RFC 9113 §4.3).
-    const decoded = this.#decoder.decode(block, 0, block.length, fields);
+    const decoded = this.#decoder.decode(source, start, end, fields);
     const stream = this.#table.streams.get(streamId);
     if (stream === undefined) {
       if (!this.#ids.openPeer(streamId)) return this.#onUnknownStream(streamId, true);
@@ -297,7 +297,7 @@ export class H2Connection implements FrameVisitor {
       }
       if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
       const closes = endStream && stream.endOneSide(false);
-      this.#table.guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+      this.#table.guard(stream, this.#handler.onHead, stream, fields, this.#decoder.neverIndexed, endStream);
       if (closes) this.#table.complete(stream);
       return;
     }
@@ -305,7 +305,7 @@ export class H2Connection implements FrameVisitor {
     this.#facts.contentLength = stream.contentLength;
     if (!endStream || decoded !== DECODED.OK || !checkTrailers(fields, this.#facts) || !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
     const closes = stream.endOneSide(false);
-    this.#table.guard(stream, () => this.#handler.onTrailers(stream, fields, this.#decoder.neverIndexed));
+    this.#table.guard(stream, this.#handler.onTrailers, stream, fields, this.#decoder.neverIndexed, undefined);
     if (closes) this.#table.complete(stream);
   }
 
@@ -338,7 +338,7 @@ export class H2Connection implements FrameVisitor {
     stream.held += data.length;
     // The state moves before the user hears, so an answer it ends in the call sees the request ended.
     const closes = endStream && stream.endOneSide(false);
-    if (data.length > 0 || endStream) this.#table.guard(stream, () => this.#handler.onData(stream, data, endStream));
+    if (data.length > 0 || endStream) this.#table.guard(stream, this.#handler.onData, stream, data, endStream, undefined);
     if (closes) this.#table.complete(stream);
   }
 
@@ -355,11 +355,11 @@ export class H2Connection implements FrameVisitor {
     const stream = new H2Stream(streamId, this.#peer.initialWindow, this.#windows.streamWindow);
     this.#table.streams.set(streamId, stream);
     if (endStream) stream.endOneSide(false);
-    if (decoded === DECODED.LIST_TOO_LARGE || fields.length > this.#maxHeaderFields * 2) return this.#table.guard(stream, () => this.#handler.onOversizedHead(stream));
+    if (decoded === DECODED.LIST_TOO_LARGE || fields.length > this.#maxHeaderFields * 2) return this.#table.guard(stream, this.#handler.onOversizedHead, stream, undefined, undefined, undefined);
     if (dependsOn === streamId || !checkRequestHead(fields, this.#facts)) return this.#malformed(stream);
     stream.contentLength = this.#facts.contentLength;
     if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
-    this.#table.guard(stream, () => this.#handler.onHead(stream, fields, this.#decoder.neverIndexed, endStream));
+    this.#table.guard(stream, this.#handler.onHead, stream, fields, this.#decoder.neverIndexed, endStream);
   }
 
   /** A frame for a stream not in the table (see StreamIds.answersUnknown). */

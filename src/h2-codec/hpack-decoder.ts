@@ -67,13 +67,15 @@ export class HpackDecoder {
   }
 
   /**
-   * Decodes `block[start, end)` into `fields` (emptied first) as name, value, name, value, ...
+   * Decodes `block[start, end)` into `fields` (written over: on return it holds this block's list only) as name, value, name, value, ...
    * Returns a `DECODED` value; throws a COMPRESSION_ERROR `CodecError` for an invalid block, after
    * which the connection's HPACK state is unusable.
    */
   decode(block: Buffer, start: number, end: number, fields: string[]): number {
-    // Setting an array's length is a call into the runtime: skipped when there is nothing to clear.
-    if (fields.length !== 0) fields.length = 0;
+    // The list is written over from its start and cut to length at the end, never emptied first:
+    // an array's length set to 0 drops its backing store, and the pushes after it took a new one
+    // for every block (0.4 KB a gRPC call, bench/grpc-profile.mjs --heap).
+    let count = 0;
     if (this.neverIndexed.length !== 0) this.neverIndexed.length = 0;
     this.block = block;
     this.pos = start;
@@ -94,7 +96,10 @@ export class HpackDecoder {
         atStart = false;
         listSize += 32 + name.length + value.length;
         if (listSize > this.maxListSize) tooLarge = true;
-        if (!tooLarge) fields.push(name, value);
+        if (!tooLarge) {
+          fields[count++] = name;
+          fields[count++] = value;
+        }
         continue;
       }
       if ((first & 0xe0) === 0x20) {
@@ -136,9 +141,12 @@ export class HpackDecoder {
       const value = latin1String(valueSource, valueFrom, valueLength);
       if (indexing) table.add(name, value);
       if (tooLarge) continue;
-      if (first & 0x10 && !indexing) this.neverIndexed.push(fields.length);
-      fields.push(name, value);
+      if (first & 0x10 && !indexing) this.neverIndexed.push(count);
+      fields[count++] = name;
+      fields[count++] = value;
     }
+    // Setting an array's length is a call into the runtime: skipped when it is already right.
+    if (fields.length !== count) fields.length = count;
     if (atStart && this.updateRequired) throw compressionError("HPACK: the block does not start with the size update a smaller setting requires");
     return tooLarge ? DECODED.LIST_TOO_LARGE : DECODED.OK;
   }

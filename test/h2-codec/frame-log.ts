@@ -16,8 +16,8 @@ export class FrameLog implements FrameVisitor {
     }
     this.events.push(["data", streamId, data.toString("hex"), endStream, flowControlled]);
   }
-  onHeaders(streamId: number, block: Buffer, endStream: boolean, dependsOn: number): void {
-    this.events.push(["headers", streamId, block.toString("hex"), endStream, dependsOn]);
+  onHeaders(streamId: number, source: Buffer, start: number, end: number, endStream: boolean, dependsOn: number): void {
+    this.events.push(["headers", streamId, source.toString("hex", start, end), endStream, dependsOn]);
   }
   onPriority(streamId: number, dependsOn: number): void {
     this.events.push(["priority", streamId, dependsOn]);
