@@ -1,5 +1,6 @@
 // The gRPC health service on the h2 side: claims POST /grpc.health.v1.Health/{Check,Watch} for src/relay/http2/h2-routing.ts and answers through a GrpcResponder over the stream.
 import type { ClientStream } from "../relay/http2/client-stream.js";
+import type { StreamUser } from "../relay/http2/stream-port.js";
 import type { H2Request } from "../relay/http2/h2-request.js";
 import type { LocalH2Service } from "../relay/http2/h2-routing.js";
 import type { GrpcResponder } from "./grpc-responder.js";
@@ -16,8 +17,10 @@ export function healthRoute(service: GrpcHealthService): LocalH2Service {
 }
 
 /** One server stream as a GrpcResponder; every call after the stream closed does nothing. */
-export class StreamResponder implements GrpcResponder {
+export class StreamResponder implements GrpcResponder, StreamUser {
   readonly #stream: ClientStream;
+  #closeListeners: (() => void)[] | undefined;
+  #writableListeners: (() => void)[] | undefined;
 
   constructor(stream: ClientStream) {
     this.#stream = stream;
@@ -44,19 +47,27 @@ export class StreamResponder implements GrpcResponder {
   }
 
   onClose(listener: () => void): void {
-    const previous = this.#stream.onClose;
-    this.#stream.onClose = () => {
-      previous();
-      listener();
-    };
+    (this.#closeListeners ??= []).push(listener);
+    this.#stream.user = this;
   }
 
   onWritable(listener: () => void): void {
-    const previous = this.#stream.onDrain;
-    this.#stream.onDrain = () => {
-      previous();
-      listener();
-    };
+    (this.#writableListeners ??= []).push(listener);
+    this.#stream.user = this;
+  }
+
+  // ---- the stream's user once a listener is added: the body was read whole before the answer ----
+
+  streamData(): void {}
+  streamTrailers(): void {}
+  streamEnd(): void {}
+
+  streamDrain(): void {
+    for (const listener of this.#writableListeners ?? []) listener();
+  }
+
+  streamClosed(): void {
+    for (const listener of this.#closeListeners ?? []) listener();
   }
 }
 

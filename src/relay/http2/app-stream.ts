@@ -1,10 +1,10 @@
 // One stream to an h2c app, as the exchanges use it: the codec's client side (stream-port.ts) with the app's heads and trailers as the codec's flat lists.
 import type { IncomingHttpHeaders } from "node:http2";
-import { StreamPort } from "./stream-port.js";
+import { NO_STREAM_USER, StreamPort, type StreamUser } from "./stream-port.js";
+import type { H2Connection } from "../../h2-codec/h2-connection.js";
+import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { SINGLE_VALUE } from "./h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
-
-function ignore(): void {}
 
 /**
  * RFC 9113 §8.7: a stream the app closed with REFUSED_STREAM was not processed (the codec closes
@@ -17,14 +17,22 @@ export function sendsAgain(rstCode: number | undefined, answered: boolean, sentA
 }
 
 /**
- * A request's stream at the app: `onResponse` for the final head, `onInterim` for a 1xx,
- * `onTrailers` for the app's trailers; each a flat `[name, value, ...]` list as the codec
- * decoded and checked it (`:status` first in a head).
+ * What a request's stream at the app tells its user besides the body: `streamResponse` for the
+ * final head, `streamInterim` for a 1xx; each (and the trailers) a flat `[name, value, ...]`
+ * list as the codec decoded and checked it (`:status` first in a head).
  */
-export class AppStream extends StreamPort {
-  onResponse: (fields: readonly string[], endStream: boolean) => void = ignore;
-  onInterim: (fields: readonly string[]) => void = ignore;
-  onTrailers: (fields: readonly string[]) => void = ignore;
+export interface AppStreamUser extends StreamUser {
+  streamResponse(fields: readonly string[], endStream: boolean): void;
+  streamInterim(fields: readonly string[]): void;
+}
+
+const NO_APP_STREAM_USER: AppStreamUser = Object.freeze({ ...NO_STREAM_USER, streamResponse(): void {}, streamInterim(): void {} });
+
+/** A request's stream at the app. */
+export class AppStream extends StreamPort<AppStreamUser> {
+  constructor(connection: H2Connection, stream: H2Stream, reportFault: (error: unknown) => void) {
+    super(connection, stream, reportFault, NO_APP_STREAM_USER);
+  }
 
   /** A response head from the app. */
   receivedHead(fields: readonly string[], endStream: boolean): void {
@@ -33,14 +41,10 @@ export class AppStream extends StreamPort {
   }
 
   #deliverHead(fields: readonly string[], endStream: boolean): void {
-    if (Number(fields[1]) < 200) return this.onInterim(fields);
-    this.onResponse(fields, endStream);
+    if (Number(fields[1]) < 200) return this.user.streamInterim(fields);
+    this.user.streamResponse(fields, endStream);
     // A head with END_STREAM is the end of the answer too.
-    if (endStream && !this.closed) this.onEnd();
-  }
-
-  protected override deliverTrailers(fields: readonly string[]): void {
-    this.onTrailers(fields);
+    if (endStream && !this.closed) this.user.streamEnd();
   }
 }
 

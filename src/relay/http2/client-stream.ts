@@ -3,18 +3,15 @@ import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { fieldValue } from "../../h2-codec/field-list.js";
-import { StreamPort } from "./stream-port.js";
+import { NO_STREAM_USER, StreamPort } from "./stream-port.js";
 import { httpDate } from "../http-date.js";
 
-function ignore(): void {}
-
-/** A request's stream: `onTrailers` gets the client's trailers as the codec's flat list. */
+/** A request's stream; its trailers come to the user as the codec's flat list. */
 export class ClientStream extends StreamPort {
-  onTrailers: (fields: readonly string[]) => void = ignore;
   headersSent = false;
 
   constructor(connection: H2Connection, stream: H2Stream, reportFault: (error: unknown) => void) {
-    super(connection, stream, reportFault);
+    super(connection, stream, reportFault, NO_STREAM_USER);
     // Until it is routed (after the read that brought its head), what comes waits: a reset in that read means it is never routed.
     this.holding = true;
   }
@@ -46,9 +43,5 @@ export class ClientStream extends StreamPort {
   /** A client's RST_STREAM NO_ERROR still cut its request: never "completed" to the exchange. */
   override wasReset(code: number): void {
     super.wasReset(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);
-  }
-
-  protected override deliverTrailers(fields: readonly string[]): void {
-    this.onTrailers(fields);
   }
 }

@@ -11,13 +11,14 @@ import type { H2Request } from "./h2-request.js";
 import { relayedFields } from "./h2-response-headers.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { ClientStream } from "./client-stream.js";
+import type { StreamUser } from "./stream-port.js";
 
 /**
  * One per stream. A subclass makes the app side (`app`) for the app's protocol, then calls
- * `attach`, and turns that app side's heads into the stream's. The stream's callbacks are this
- * object's methods, each behind the port's fault boundary (stream-port.ts).
+ * `attach`, and turns that app side's heads into the stream's. It is the stream's user: what the
+ * stream tells comes to its methods, each behind the port's fault boundary (stream-port.ts).
  */
-export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTarget {
+export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTarget, StreamUser {
   protected readonly context: RelayContext;
   protected readonly client: ClientStream;
   protected readonly request: H2Request;
@@ -30,12 +31,6 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
   #queued: QueuedRequest | undefined;
   /** The client's own request trailers, which end the body to the app. */
   #requestTrailers: string[] | undefined;
-  /** A defect of ours (or a send the codec refused) in one of this stream's callbacks: this stream is reset both ways, nothing else. */
-  protected readonly clientFault = (error: unknown): void => {
-    this.context.reportFault(error);
-    this.app.cancel();
-    this.client.reset(false);
-  };
 
   constructor(context: RelayContext, client: ClientStream, request: H2Request, remoteAddress: string | undefined) {
     this.context = context;
@@ -51,16 +46,50 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
     if (this.request.bodiless || (preRead !== undefined && preReadEnded)) this.app.endBody();
     // Nothing is read until the app side can take it: the client's window is the only buffer.
     client.pause();
-    client.onData = (chunk) => this.#onClientData(chunk);
-    // Told only for an END_STREAM the codec found well-formed (its DATA added up to any content-length).
-    client.onEnd = () => this.app.endBody(this.#requestTrailers);
-    client.onDrain = () => this.app.resume();
-    client.onTrailers = (fields) => {
-      this.#requestTrailers = relayedFields(fields);
-    };
-    client.onClose = () => this.#onClientClose();
-    client.onFault = this.clientFault;
+    client.user = this;
   }
+
+  // ---- what the client's stream tells (StreamUser) ----
+
+  /** A view into the codec's read: the app side copies what it keeps. */
+  streamData(chunk: Buffer): void {
+    this.context.garbage.streamed(chunk.length);
+    this.record.bodyReceived(chunk.length);
+    if (!this.app.sendBody(chunk, false)) this.client.pause();
+  }
+
+  streamTrailers(fields: readonly string[]): void {
+    this.#requestTrailers = relayedFields(fields);
+  }
+
+  /** Told only for an END_STREAM the codec found well-formed (its DATA added up to any content-length). */
+  streamEnd(): void {
+    this.app.endBody(this.#requestTrailers);
+  }
+
+  streamDrain(): void {
+    this.app.resume();
+  }
+
+  /** The client's stream closed: answered, reset by the client, or its connection gone. */
+  streamClosed(): void {
+    const aborted = !this.done && !(this.responseEnded && this.client.rstCode === H2_ERROR.NO_ERROR);
+    this.done = true;
+    if (this.#queued !== undefined) this.record.leftQueue(this.#queued);
+    this.#queued = undefined;
+    // A request or answer cut short leaves an HTTP/1.1 connection mid-message (never reused) and an h2c stream open: both let go.
+    this.app.cancel();
+    this.record.finished(aborted);
+  }
+
+  /** A defect of ours (or a send the codec refused) in one of this exchange's calls: this stream is reset both ways, nothing else. */
+  streamFault(error: unknown): void {
+    this.context.reportFault(error);
+    this.app.cancel();
+    this.client.reset(false);
+  }
+
+  // ---- admission ----
 
   start(): void {
     this.#queued = requestAdmission(this.context, this);
@@ -80,13 +109,6 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
   refuseOverloaded(reason: OverloadReason, waitedMs: number): void {
     recordOverloaded(this.context, this.record, this.request, reason, waitedMs);
     this.answerOwn(503, undefined, "overloaded", OVERLOADED);
-  }
-
-  /** A view into the codec's read: the app side copies what it keeps. */
-  #onClientData(chunk: Buffer): void {
-    this.context.garbage.streamed(chunk.length);
-    this.record.bodyReceived(chunk.length);
-    if (!this.app.sendBody(chunk, false)) this.client.pause();
   }
 
   resumeBody(): void {
@@ -132,17 +154,6 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
     this.app.cancel();
     if (kind === "duration" && !this.client.headersSent) this.answerOwn(504, undefined, "max request duration reached");
     else this.client.reset(true);
-  }
-
-  /** The client's stream closed: answered, reset by the client, or its connection gone. */
-  #onClientClose(): void {
-    const aborted = !this.done && !(this.responseEnded && this.client.rstCode === H2_ERROR.NO_ERROR);
-    this.done = true;
-    if (this.#queued !== undefined) this.record.leftQueue(this.#queued);
-    this.#queued = undefined;
-    // A request or answer cut short leaves an HTTP/1.1 connection mid-message (never reused) and an h2c stream open: both let go.
-    this.app.cancel();
-    this.record.finished(aborted);
   }
 
   /** Our own answer (an error, before any head; `error` logged unless undefined): the app is not asked (again); what the client still sends is read and dropped, so its stream can close. */

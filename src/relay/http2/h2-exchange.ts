@@ -58,6 +58,6 @@ export class H2Exchange extends H2ClientExchange implements H2cAppUser {
 
   /** A defect of ours in one of the app stream's callbacks: this stream is reset both ways. */
   fault(error: unknown): void {
-    this.clientFault(error);
+    this.streamFault(error);
   }
 }

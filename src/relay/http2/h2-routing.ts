@@ -7,6 +7,7 @@ import { answerOwnError } from "./h2-own-answer.js";
 import { streamWriter, type H2Request } from "./h2-request.js";
 import type { H2cPool } from "./h2c-pool.js";
 import type { ClientStream } from "./client-stream.js";
+import { NO_STREAM_USER } from "./stream-port.js";
 
 /** `--upstream-protocol` (CONTRACT §13). */
 export type UpstreamProtocol = "auto" | "http1" | "h2c";
@@ -79,14 +80,14 @@ export function forward(parts: H2RoutingParts, stream: ClientStream, request: H2
       const reason = request.method === "CONNECT" ? "CONNECT is not supported" : "bad request target";
       answerOwnError(context, stream, request, record, request.method === "CONNECT" ? 501 : 400, new Error(reason), reason);
     }
-    stream.onClose = () => record.finished(false);
+    finishOnClose(stream, record);
     return;
   }
   if (parts.upstreamProtocol === "http1") {
     if (request.grpc) {
       const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
       answerOwnError(context, stream, request, record, 502, new Error("upstream speaks HTTP/1.1"), "upstream speaks HTTP/1.1", { message: "upstream speaks HTTP/1.1" });
-      stream.onClose = () => record.finished(false);
+      finishOnClose(stream, record);
       return;
     }
     parts.forwardToHttp1(stream, request, remoteAddress, preRead, preReadEnded);
@@ -101,28 +102,33 @@ function readSmallBody(stream: ClientStream, done: (body: Buffer, ended: boolean
   const chunks: Buffer[] = [];
   let length = 0;
   const finish = (): void => {
-    stream.onData = ignore;
-    stream.onEnd = ignore;
+    stream.user = NO_STREAM_USER;
     stream.pause();
   };
-  stream.onData = (chunk: Buffer): void => {
-    // Copied: the piece is a view into the socket's read, and the body is kept past it.
-    chunks.push(Buffer.from(chunk));
-    length += chunk.length;
-    if (length > LOCAL_BODY_LIMIT) {
+  stream.user = {
+    ...NO_STREAM_USER,
+    streamData(chunk: Buffer): void {
+      // Copied: the piece is a view into the socket's read, and the body is kept past it.
+      chunks.push(Buffer.from(chunk));
+      length += chunk.length;
+      if (length > LOCAL_BODY_LIMIT) {
+        finish();
+        done(joined(chunks, length), false);
+      }
+    },
+    streamEnd(): void {
       finish();
-      done(joined(chunks, length), false);
-    }
+      done(joined(chunks, length), true);
+    },
   };
-  stream.onEnd = (): void => {
-    finish();
-    done(joined(chunks, length), true);
-  };
+}
+
+/** An answer of ours on the stream: its record is finished when the stream closes. */
+function finishOnClose(stream: ClientStream, record: RequestRecord): void {
+  stream.user = { ...NO_STREAM_USER, streamClosed: () => record.finished(false) };
 }
 
 /** The pieces as one buffer; a body that came in one piece (a gRPC message, nearly always) is not copied again. */
 function joined(chunks: readonly Buffer[], length: number): Buffer {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
 }
-
-function ignore(): void {}

@@ -1,5 +1,5 @@
 // The app's side of an exchange whose app speaks h2c, whatever its client speaks: a stream of the h2c pool, the request body sent (held until the stream exists, kept to send again), the head's deadline, interim answers counted, a refused stream sent again.
-import { sendsAgain, type AppStream } from "./app-stream.js";
+import { sendsAgain, type AppStream, type AppStreamUser } from "./app-stream.js";
 import { SentBody } from "./sent-body.js";
 import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
@@ -30,7 +30,7 @@ export interface H2cAppUser extends AppUser {
 }
 
 /** One per request, made with its exchange; `open` once admitted. */
-export class H2cAppSide implements AppSide, H2cSessionUser {
+export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   readonly #context: RelayContext;
   readonly #pool: H2cPool;
   readonly #request: RequestView;
@@ -55,7 +55,6 @@ export class H2cAppSide implements AppSide, H2cSessionUser {
   #waitingForSession = false;
   /** The app is done with (answered, failed, let go): nothing more goes to it or comes from it. */
   #finished = false;
-  readonly #fault = (error: unknown): void => this.#user.fault(error);
 
   constructor(context: RelayContext, pool: H2cPool, request: RequestView, record: RequestRecord, user: H2cAppUser) {
     this.#context = context;
@@ -145,14 +144,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser {
     const endStream = this.#requestEnded && held === undefined && trailers === undefined;
     const upstream = this.#pool.request(session, this.#user.appHead(), endStream);
     this.#upstream = upstream;
-    upstream.onResponse = (fields, ended) => this.#onResponse(fields, ended);
-    upstream.onInterim = (fields) => this.#onInterim(fields);
-    upstream.onData = (chunk) => this.#onData(chunk);
-    upstream.onTrailers = (fields) => this.#user.trailers(fields);
-    upstream.onEnd = () => this.#onEnd();
-    upstream.onDrain = () => this.#user.resumeBody();
-    upstream.onClose = () => this.#onClose();
-    upstream.onFault = this.#fault;
+    upstream.user = this;
     if (held !== undefined) {
       this.#held = undefined;
       this.#heldBytes = 0;
@@ -187,7 +179,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser {
   /** `--response-header-timeout`, from admission and again from the request's end (upload time does not count). */
   #awaitHead(): void {
     this.#record.requestSent();
-    this.#headTimer ??= setTimeout(() => withinBoundary("timer", () => this.#headTimedOut(), this.#fault), this.#context.responseHeaderTimeoutMs).unref();
+    this.#headTimer ??= setTimeout(() => withinBoundary("timer", () => this.#headTimedOut(), (error) => this.#user.fault(error)), this.#context.responseHeaderTimeoutMs).unref();
   }
 
   #headTimedOut(): void {
@@ -199,8 +191,9 @@ export class H2cAppSide implements AppSide, H2cSessionUser {
     this.#fail(504, Object.assign(new Error("upstream response head timed out"), { code: HEAD_TIMEOUT_CODE }), "upstream response head timed out");
   }
 
-  /** The app's head and trailers come as the codec's flat lists, `:status` first in a head. */
-  #onInterim(fields: readonly string[]): void {
+  // ---- what the app's stream tells (AppStreamUser); heads and trailers as the codec's flat lists, `:status` first in a head ----
+
+  streamInterim(fields: readonly string[]): void {
     if (this.#finished || this.#answered) return;
     if (++this.#interimHeads > MAX_INTERIM_HEADS) {
       this.#letGoOfStream();
@@ -209,7 +202,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser {
     if (!this.#user.interim(fields)) this.#upstream?.pause();
   }
 
-  #onResponse(fields: readonly string[], ended: boolean): void {
+  streamResponse(fields: readonly string[], ended: boolean): void {
     if (this.#finished) return;
     clearTimeout(this.#headTimer);
     const status = Number(fields[1]);
@@ -227,19 +220,32 @@ export class H2cAppSide implements AppSide, H2cSessionUser {
     this.#user.head(fields, ended);
   }
 
-  #onData(chunk: Buffer): void {
+  streamData(chunk: Buffer): void {
     this.#context.garbage.streamed(chunk.length);
     if (this.#finished) return;
     if (!this.#user.data(chunk)) this.#upstream?.pause();
   }
 
-  #onEnd(): void {
+  streamTrailers(fields: readonly string[]): void {
+    this.#user.trailers(fields);
+  }
+
+  streamEnd(): void {
     if (this.#finished || !this.#answered || this.#answerEnded) return;
     this.#answerEnded = true;
     this.#user.end();
   }
 
-  #onClose(): void {
+  streamDrain(): void {
+    this.#user.resumeBody();
+  }
+
+  /** A defect of ours in one of these calls: the exchange ends both of its sides. */
+  streamFault(error: unknown): void {
+    this.#user.fault(error);
+  }
+
+  streamClosed(): void {
     const upstream = this.#upstream;
     this.#detach();
     if (this.#finished || upstream === undefined) return;

@@ -4,25 +4,42 @@ import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connec
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { faultAt } from "../fault-injection.js";
 
-function ignore(): void {}
+/**
+ * What a stream tells its user: body pieces (while not paused), the peer's trailers, its end
+ * (after the trailers, if any), room to write again, and the close (completed, or reset either
+ * way: the port's `rstCode` says which). The close is told after the call that caused it returns.
+ * An object with methods, not a callback per event: an exchange is its streams' user, and the
+ * closures it set per stream were the largest garbage of a gRPC call (bench/grpc-profile.mjs --heap).
+ */
+export interface StreamUser {
+  /** A body piece from the peer: a view into the socket's read, valid during the call. */
+  streamData(chunk: Buffer): void;
+  streamTrailers(fields: readonly string[]): void;
+  streamEnd(): void;
+  streamDrain(): void;
+  streamClosed(): void;
+  /** A defect of ours in one of these calls; without it, reported and the stream reset. */
+  streamFault?(error: unknown): void;
+}
+
+/** The user of a stream nobody has taken yet (or that nobody reads any more): told everything, does nothing. */
+export const NO_STREAM_USER: StreamUser = Object.freeze({
+  streamData(): void {},
+  streamTrailers(): void {},
+  streamEnd(): void {},
+  streamDrain(): void {},
+  streamClosed(): void {},
+});
 
 /**
- * The stream's user sets the callbacks it needs: body pieces (while not paused), the peer's end
- * (after its trailers, if any), room to write again, and the close (completed, or reset either
- * way: `rstCode` says which). The close is told after the call that caused it returns.
- *
- * Every callback is called inside this stream's fault boundary: a defect of ours (or a send the
- * codec refuses) in it goes to `onFault`, which the exchange sets to end both of its sides; by
- * default it is reported and this stream reset. It never reaches the codec's read or a
- * microtask of its own, where it would cost more than its stream. The boundary is here, once,
- * so an exchange's callbacks are plain methods: no wrapper per callback per stream.
+ * Every call to the user is made inside this stream's fault boundary: a defect of ours (or a
+ * send the codec refuses) in it goes to `streamFault`, which an exchange has end both of its
+ * sides; without one it is reported and this stream reset. It never reaches the codec's read or
+ * a microtask of its own, where it would cost more than its stream. The boundary is here, once,
+ * so a user's methods are plain methods: no wrapper per event per stream.
  */
-export class StreamPort {
-  onData: (chunk: Buffer) => void = ignore;
-  onEnd: () => void = ignore;
-  onDrain: () => void = ignore;
-  onClose: () => void = ignore;
-  onFault: ((error: unknown) => void) | undefined;
+export class StreamPort<User extends StreamUser = StreamUser> {
+  user: User;
   /** No more frames either way: completed or reset. */
   closed = false;
   /** NO_ERROR for a stream that completed; the RST_STREAM code (either side's) otherwise. */
@@ -43,7 +60,11 @@ export class StreamPort {
     readonly stream: H2Stream,
     /** The relay's fault report, shared by every port of a listener or pool. */
     readonly reportFault: (error: unknown) => void,
-  ) {}
+    /** Who is told until a user takes the stream. */
+    idleUser: User,
+  ) {
+    this.user = idleUser;
+  }
 
   get id(): number {
     return this.stream.id;
@@ -66,7 +87,7 @@ export class StreamPort {
     this.deliverLater();
   }
 
-  /** Body octets; false when they wait for the peer's window: `onDrain` says when to go on. */
+  /** Body octets; false when they wait for the peer's window: `streamDrain` says when to go on. */
   write(chunk: Buffer): boolean {
     if (this.closed) return true;
     return this.connection.sendData(this.stream, chunk, false);
@@ -102,7 +123,7 @@ export class StreamPort {
       return;
     }
     if (chunk.length > 0) this.#hand(chunk);
-    if (endStream && !this.closed) this.within(this.onEnd, undefined, undefined);
+    if (endStream && !this.closed) this.within(this.#tellEnd, undefined, undefined);
   }
 
   /** The peer's trailers: its side ends with them. */
@@ -113,8 +134,8 @@ export class StreamPort {
       this.#endPending = true;
       return;
     }
-    this.within(this.deliverTrailers, fields, undefined);
-    if (!this.closed) this.within(this.onEnd, undefined, undefined);
+    this.within(this.#tellTrailers, fields, undefined);
+    if (!this.closed) this.within(this.#tellEnd, undefined, undefined);
   }
 
   /** Reset by the peer, by a stream error, or by the connection's end. */
@@ -139,15 +160,33 @@ export class StreamPort {
 
   /** Room to write again (the codec's `onWritable`). */
   writable(): void {
-    this.within(this.onDrain, undefined, undefined);
+    this.within(this.#tellDrain, undefined, undefined);
   }
 
-  /** Hands on the peer's trailers (each side has its own callback for them). */
-  protected deliverTrailers(_fields: readonly string[]): void {}
+  #tellTrailers(fields: readonly string[]): void {
+    this.user.streamTrailers(fields);
+  }
 
-  /** A defect of ours in a callback: the user's handler, else reported and the stream reset. */
+  #tellEnd(): void {
+    this.user.streamEnd();
+  }
+
+  #tellDrain(): void {
+    this.user.streamDrain();
+  }
+
+  #tellData(chunk: Buffer): void {
+    this.user.streamData(chunk);
+  }
+
+  #tellClosed(): void {
+    this.user.streamClosed();
+  }
+
+  /** A defect of ours in a call to the user: the user's own handler, else reported and the stream reset. */
   protected fault(error: unknown): void {
-    if (this.onFault !== undefined) this.onFault(error);
+    const user = this.user;
+    if (user.streamFault !== undefined) user.streamFault(error);
     else {
       this.reportFault(error);
       this.reset(false);
@@ -165,12 +204,12 @@ export class StreamPort {
     this.closed = true;
     this.rstCode = code;
     this.#pending = undefined;
-    queueMicrotask(() => this.within(this.onClose, undefined, undefined));
+    queueMicrotask(() => this.within(this.#tellClosed, undefined, undefined));
   }
 
   /**
-   * Calls `call` (one of the user's callbacks, or a method of this port, called on it) with up to
-   * two arguments inside this stream's fault boundary: the one boundary every event passes.
+   * Calls `call` (a method of this port that tells the user, called on it) with up to two
+   * arguments inside this stream's fault boundary: the one boundary every event passes.
    * Arguments rather than a closure, so that an event allocates nothing to get through it.
    */
   protected within<A, B>(call: (this: this, a: A, b: B) => void, a: A, b: B): void {
@@ -184,7 +223,7 @@ export class StreamPort {
 
   #hand(chunk: Buffer): void {
     this.connection.consume(this.stream, chunk.length);
-    this.within(this.onData, chunk, undefined);
+    this.within(this.#tellData, chunk, undefined);
   }
 
   #deliverPending(): void {
@@ -198,8 +237,8 @@ export class StreamPort {
     this.#endPending = false;
     const trailers = this.#trailersPending;
     this.#trailersPending = undefined;
-    if (trailers !== undefined) this.within(this.deliverTrailers, trailers, undefined);
-    if (!this.closed) this.within(this.onEnd, undefined, undefined);
+    if (trailers !== undefined) this.within(this.#tellTrailers, trailers, undefined);
+    if (!this.closed) this.within(this.#tellEnd, undefined, undefined);
     if (this.#completeWhenDelivered && !this.closed) this.closeWith(H2_ERROR.NO_ERROR);
   }
 }
