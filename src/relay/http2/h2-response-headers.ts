@@ -17,11 +17,10 @@ export const SINGLE_VALUE: ReadonlySet<string> = new Set([
  */
 export function relayedFields(fields: readonly string[]): string[] {
   const out: string[] = [];
-  const seen: string[] = [];
   for (let index = 0; index < fields.length; index += 2) {
     const name = fields[index]!;
     if (name.charCodeAt(0) === 0x3a /* ":" */ ? name !== ":status" : isHopByHop(name, NO_LISTED_NAMES)) continue;
-    if (repeatedSingle(name, seen)) continue;
+    if (repeatedSingle(name, out)) continue;
     out.push(name, fields[index + 1]!);
   }
   return out;
@@ -39,21 +38,23 @@ export function h1ToH2Fields(status: number, headers: readonly string[]): string
   }
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames(connection);
   const out: string[] = [":status", String(status)];
-  const seen: string[] = [];
   for (let index = 0; index < headers.length; index += 2) {
     const name = headers[index]!.toLowerCase();
     if (isHopByHop(name, listed) || name === "host") continue;
     if (status === 204 && name === "content-length") continue;
-    if (repeatedSingle(name, seen)) continue;
+    if (repeatedSingle(name, out)) continue;
     out.push(name, headers[index + 1]!);
   }
   return out;
 }
 
-/** A second `name` of a single-value field (dropped: the first wins); `seen` collects the single-value names met so far. */
-function repeatedSingle(name: string, seen: string[]): boolean {
+/**
+ * A second `name` of a single-value field (dropped: the first wins): the list made so far (`out`,
+ * name, value, ...) has it already. Looked up there rather than in a list of names seen, which
+ * was an array made for every head and trailers.
+ */
+function repeatedSingle(name: string, out: readonly string[]): boolean {
   if (!SINGLE_VALUE.has(name)) return false;
-  if (seen.includes(name)) return true;
-  seen.push(name);
+  for (let index = 0; index < out.length; index += 2) if (out[index] === name) return true;
   return false;
 }
