@@ -95,7 +95,11 @@ for (const artifact of BUILT_ARTIFACTS) {
       }
       t.equal(status, 200, "ready once it listens on [::1]");
       t.equal((await send(daemon.port, "/")).status, 200, "and the proxy reaches it");
-      t.match(daemon.records.filter((record) => String(record.msg).startsWith("required listeners")), [{ msg: "required listeners missing; reporting not ready", level: 30 }, { msg: "required listeners present; reporting ready" }]);
+      // The first probe may come before python listens (a missing line first) or after (none): which, the machine decides.
+      const states = daemon.records.filter((record) => String(record.msg).startsWith("required listeners"));
+      t.match(states.at(-1), { msg: "required listeners present; reporting ready" }, "ready is logged once it listens");
+      const before = states.slice(0, -1);
+      t.ok(before.length <= 1 && before.every((record) => record.msg === "required listeners missing; reporting not ready" && record.level === 30), "before it, at most the start's missing line, at info");
     });
 
     t.test("a port the operator already requires is one check, not two", async (t) => {
