@@ -1,9 +1,10 @@
-// Issue 27.1: a fault injected at each seam of the relay ends that request only (502 when nothing was sent, else a cut); the request beside it, the slots and the process carry on.
+// Issue 27.1: a fault injected at each seam of the relay ends that request only (502 when nothing was sent, else a cut), with an HTTP/1.1 app and with an h2c one; the request beside it, the slots and the process carry on.
 import { connect } from "node:net";
 import t, { type Test } from "tap";
 import { armFaults, type FaultSeam } from "../../src/relay/fault-injection.js";
 import { send } from "../helpers/http-client.js";
 import { startGatedUpstream, type GatedUpstream } from "../helpers/gated-upstream.js";
+import { startH2Upstream } from "../helpers/h2.js";
 import { startTestDaemon, type TestDaemon } from "../helpers/in-process-daemon.js";
 import { scrapeText, seriesValue, untilSeries } from "../helpers/scrape.js";
 import { ResponseReader } from "./raw-exchange.js";
@@ -183,4 +184,24 @@ t.test('a fault at "tunnel data": that WebSocket only', async (t) => {
   t.equal((await send(daemon.port, "/after")).text(), "ok", "the next request is answered");
   t.equal(seriesValue(await scrapeText(daemon.metricsPort!), "readiness_proxy_internal_errors_total"), 1);
   t.equal(seriesValue(await scrapeText(daemon.metricsPort!), "readiness_proxy_upgraded_connections"), 0, "no tunnel left open");
+});
+
+// The HTTP/1.1 client's exchange with an h2c app (cross-protocol/h1-to-h2c-exchange.ts) follows the same rule: a 502 when nothing of the answer went out, not a bare cut.
+t.test("a fault as an h2c app's head is handed on: the HTTP/1.1 client gets a 502, the next request a 200", async (t) => {
+  const app = await startH2Upstream(t);
+  app.handle((stream) => {
+    stream.respond({ ":status": 200, "content-length": "2" });
+    stream.end("ok");
+  });
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--upstream-protocol", "h2c"]);
+  t.teardown(() => armFaults(undefined));
+  // The app stream's first event is its response head: the only "h2 stream event" this exchange has before an answer.
+  let passes = 0;
+  armFaults((seam) => seam === "h2 stream event" && ++passes === 1);
+  t.equal(await rawOutcome(daemon.port, GET("/victim")), 502, "the victim gets our 502, not a cut");
+  armFaults(undefined);
+  const lines = daemon.logs.records.filter((record) => record.msg === "internal error");
+  t.equal(lines.length, 1, "one internal error line");
+  t.match(String((lines[0] as { err?: { stack?: string } })?.err?.stack), /InjectedFault: fault injected at h2 stream event/, "the defect, with its stack");
+  t.equal(await rawOutcome(daemon.port, GET("/after")), 200, "the next request is relayed");
 });
