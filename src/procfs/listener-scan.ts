@@ -29,11 +29,20 @@ export interface ListenerScan {
   readonly unreadableTables: readonly UnreadableTable[];
 }
 
-/** Streams one file's bytes to `onChunk`; rejects with the fs error (its `code` is read). */
-export type TableReader = (path: string, onChunk: (chunk: Buffer) => void) => Promise<void>;
+/**
+ * Streams one file's bytes to `onChunk` until the end of the file or until `onChunk` returns
+ * false (the rest decides nothing); rejects with the fs error (its `code` is read).
+ */
+export type TableReader = (path: string, onChunk: (chunk: Buffer) => boolean | void) => Promise<void>;
 
 /** /proc files report size 0, so they are read in a loop; 64 KiB holds ~400 rows per read. */
 const READ_BUFFER_BYTES = 64 * 1024;
+/**
+ * The first read asks for less: the kernel prints only what a read asks for (`seq_file`), and
+ * a pod's LISTEN rows, which come first, fit in a few KiB, so a table of 100,000 connections
+ * costs one small read. A pod with more listeners reads on at the full size.
+ */
+const FIRST_READ_BYTES = 4 * 1024;
 
 /**
  * Makes the default reader: one reused buffer, filled by asynchronous reads until EOF.
@@ -52,10 +61,9 @@ export function createFileTableReader(): TableReader {
   return async (path, onChunk) => {
     const fd = await openFile(path, "r");
     try {
-      for (;;) {
-        const { bytesRead } = await readFile(fd, buffer, 0, buffer.length, null);
-        if (bytesRead === 0) return;
-        onChunk(buffer.subarray(0, bytesRead));
+      for (let size = FIRST_READ_BYTES; ; size = buffer.length) {
+        const { bytesRead } = await readFile(fd, buffer, 0, size, null);
+        if (bytesRead === 0 || onChunk(buffer.subarray(0, bytesRead)) === false) return;
       }
     } finally {
       await closeFile(fd);

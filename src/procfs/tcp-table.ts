@@ -1,4 +1,4 @@
-// Pure parser for /proc/net/tcp and /proc/net/tcp6: bytes in, LISTEN ports and their addresses (or why the table is unreadable) out.
+// Pure parser for /proc/net/tcp and /proc/net/tcp6: bytes in, LISTEN ports and their addresses (or why the table is unreadable) out, stopping where the LISTEN rows end.
 import { formatKernelAddress } from "./kernel-address.js";
 
 /** Outcome of parsing one socket table. */
@@ -13,6 +13,12 @@ export type TableParse =
 
 /** Kernel socket state TCP_LISTEN, printed as `0A` in the `st` column. */
 const TCP_LISTEN = 0x0a;
+/**
+ * TCP_SYN_RECV, `03`: kernels before 4.4 printed each listener's open requests (its SYN queue)
+ * right under it, inside the listening section (`listening_get_next`, TCP_SEQ_STATE_OPENREQ),
+ * so such a row does not end that section. Later kernels print them among the established rows.
+ */
+const TCP_SYN_RECV = 0x03;
 const NEWLINE = 0x0a;
 const SPACE = 0x20;
 const TAB = 0x09;
@@ -32,51 +38,69 @@ for (let letter = 0; letter < 6; letter++) {
 const NOT_LISTENING = -1;
 const BLANK = -2;
 const MALFORMED = -3;
+const OPEN_REQUEST = -4;
 
 /**
  * Incremental parser for one socket table. Feed it the file's bytes in any chunking with
  * {@link push}, then call {@link finish}. It never throws on input and creates no string or
  * object per row: rows are found with the native newline search, and of each row only the
  * bytes that decide something are read (the separators and digits of the first four
- * columns), which keeps a 100,000-row table in milliseconds. A row that straddles two chunks
- * is copied into a small carry buffer and parsed from there.
+ * columns). A row that straddles two chunks is copied into a small carry buffer and parsed
+ * from there.
+ *
+ * The kernel prints a table's listening hash before its established one (`tcp_seq_next`), so
+ * every LISTEN row comes before the first row that is neither LISTEN nor an open request
+ * under a listener (see TCP_SYN_RECV). That row, checked like any other, ends the parse: the
+ * rest decides nothing, and {@link push} says so, so the reader stops asking the kernel to
+ * print it. A scan then costs what the listeners cost, however many connections there are.
  */
 export class TcpTableParser {
   #sawHeader = false;
   #failure: string | undefined;
   #row = 0;
+  /** The first row past the listening section was seen: nothing after it is read. */
+  #pastListeners = false;
   readonly #listening = new Set<number>();
   readonly #addresses = new Map<number, string[]>();
   readonly #carry = Buffer.allocUnsafe(MAX_LINE_BYTES);
   #carryLength = 0;
 
-  /** Feeds the next bytes of the table. The parser keeps no reference to `chunk`. */
-  push(chunk: Buffer): void {
-    if (this.#failure !== undefined) return;
+  /**
+   * Feeds the next bytes of the table. The parser keeps no reference to `chunk`. Returns
+   * whether more bytes can change the verdict: false once the table is unreadable or the
+   * listening section has ended, and the caller should stop reading.
+   */
+  push(chunk: Buffer): boolean {
+    if (!this.#wantsMore()) return false;
     let start = 0;
     if (this.#carryLength > 0) {
       const newline = chunk.indexOf(NEWLINE);
       const lineEnd = newline < 0 ? chunk.length : newline;
-      if (!this.#appendToCarry(chunk, 0, lineEnd) || newline < 0) return;
+      if (!this.#appendToCarry(chunk, 0, lineEnd) || newline < 0) return this.#wantsMore();
       this.#line(this.#carry, 0, this.#carryLength);
       this.#carryLength = 0;
       start = newline + 1;
     }
     const end = chunk.length;
-    while (start < end && this.#failure === undefined) {
+    while (start < end && this.#wantsMore()) {
       const newline = chunk.indexOf(NEWLINE, start);
       if (newline < 0) {
         this.#appendToCarry(chunk, start, end);
-        return;
+        break;
       }
       this.#line(chunk, start, newline);
       start = newline + 1;
     }
+    return this.#wantsMore();
+  }
+
+  #wantsMore(): boolean {
+    return this.#failure === undefined && !this.#pastListeners;
   }
 
   /** Ends the input and returns the verdict on the table. */
   finish(): TableParse {
-    if (this.#failure === undefined && this.#carryLength > 0) {
+    if (this.#wantsMore() && this.#carryLength > 0) {
       // The last line had no newline after it.
       this.#line(this.#carry, 0, this.#carryLength);
       this.#carryLength = 0;
@@ -116,7 +140,8 @@ export class TcpTableParser {
       const addresses = this.#addresses.get(found);
       if (addresses) addresses.push(address);
       else this.#addresses.set(found, [address]);
-    } else if (found === MALFORMED) this.#failure = `row ${this.#row} is not in the kernel's format`;
+    } else if (found === NOT_LISTENING) this.#pastListeners = true;
+    else if (found === MALFORMED) this.#failure = `row ${this.#row} is not in the kernel's format`;
   }
 
   #failLongLine(): void {
@@ -140,7 +165,7 @@ export class TcpTableParser {
 /**
  * Reads one row (`bytes[start..end)`, no newline) in the kernel's form:
  * `  N: ADDR:PORT ADDR:PORT ST ...` with ADDR 8 (tcp) or 32 (tcp6) characters and PORT, ST hex.
- * Returns the local port if `st` is `0A`, or NOT_LISTENING, BLANK or MALFORMED. Columns after
+ * Returns the local port if `st` is `0A`, OPEN_REQUEST for `03`, or NOT_LISTENING, BLANK or MALFORMED. Columns after
  * `st` decide nothing and are not read.
  */
 function parseRow(bytes: Buffer, start: number, end: number): number {
@@ -162,7 +187,8 @@ function parseRow(bytes: Buffer, start: number, end: number): number {
   const state = hexAt(bytes, stateAt, 2);
   const localPort = hexAt(bytes, localPortAt, 4);
   if (state < 0 || localPort < 0 || hexAt(bytes, remotePortAt, 4) < 0) return MALFORMED;
-  return state === TCP_LISTEN ? localPort : NOT_LISTENING;
+  if (state === TCP_LISTEN) return localPort;
+  return state === TCP_SYN_RECV ? OPEN_REQUEST : NOT_LISTENING;
 }
 
 /** The local address of a row {@link parseRow} accepted, as text: after the `sl` colon and blanks, up to the port's colon. */

@@ -1,7 +1,9 @@
 // Scan tests: both tables read from a --proc-root, ENOENT on tcp6, read errors, injected readers.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
-import { ListenerScanner, type TableReader } from "../../src/procfs/listener-scan.js";
+import { createFileTableReader, ListenerScanner, type TableReader } from "../../src/procfs/listener-scan.js";
 import { decideVerdict } from "../../src/readiness/verdict.js";
 import type { UpstreamListener } from "../../src/readiness/upstream-listener.js";
 
@@ -109,4 +111,26 @@ t.test("a read that fails halfway discards what the table had shown", async (t) 
 t.test("the real kernel tables parse", { skip: process.platform !== "linux" && "no /proc/net here" }, async (t) => {
   const scan = await new ListenerScanner({ procRoot: "/proc" }).scan();
   t.same(scan.unreadableTables, [], "this kernel's tables are in the format we parse");
+});
+
+t.test("a scan reads a table only to the end of its LISTEN rows, however many connections follow", async (t) => {
+  const root = mkdtempSync(join(tmpdir(), "rp-listen-section-"));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, "net"));
+  const header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode";
+  const rows = [header, "   0: 0100007F:3AA0 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4532 1"];
+  for (let index = 1; index <= 20_000; index++) rows.push(`${String(index).padStart(4)}: 0100007F:3AA0 0100007F:${(30000 + index).toString(16).toUpperCase()} 01 00000000:00000000 00:00000000 00000000     0        0 ${5000 + index} 1`);
+  writeFileSync(join(root, "net/tcp"), `${rows.join("\n")}\n`);
+  writeFileSync(join(root, "net/tcp6"), `${header}\n`);
+  const real = createFileTableReader();
+  const bytesRead = new Map<string, number>();
+  const readTable: TableReader = (path, onChunk) =>
+    real(path, (chunk) => {
+      bytesRead.set(path, (bytesRead.get(path) ?? 0) + chunk.length);
+      return onChunk(chunk);
+    });
+  const scan = await new ListenerScanner({ procRoot: root, readTable }).scan();
+  t.same([...scan.listeningPorts], [15008]);
+  t.same(scan.unreadableTables, []);
+  t.ok(bytesRead.get(join(root, "net/tcp"))! <= 4096, `one small read of a ${(rows.length * 100) >> 10} KiB table: ${bytesRead.get(join(root, "net/tcp"))} bytes`);
 });

@@ -90,6 +90,18 @@ t.test("the same bytes give the same answer whatever the chunking", async (t) =>
   }
 });
 
+t.test("push says when the rest of the table decides nothing", async (t) => {
+  const parser = new TcpTableParser();
+  t.equal(parser.push(Buffer.from(HEADER + row(0, "0100007F:3AA0", "00000000:0000", "0A"))), true, "still in the listening section");
+  t.equal(parser.push(Buffer.from(row(1, "0100007F:3AA0", "0100007F:E4DA", "03"))), true, "an open request under a listener");
+  t.equal(parser.push(Buffer.from(row(2, "0100007F:3AA0", "0100007F:E4DA", "01").slice(0, 20))), true, "half a row: undecided");
+  t.equal(parser.push(Buffer.from(row(2, "0100007F:3AA0", "0100007F:E4DA", "01").slice(20))), false, "an ESTABLISHED row: done");
+  t.equal(parser.push(Buffer.from("garbage\n")), false, "and stays done");
+  t.same(ports(parser.finish()), [15008]);
+  const broken = new TcpTableParser();
+  t.equal(broken.push(Buffer.from("garbage\n")), false, "an unreadable table wants no more either");
+});
+
 t.test("rows: what counts and what makes a table unreadable", async (t) => {
   const cases: Array<[string, string, number[] | RegExp]> = [
     ["LISTEN row", HEADER + row(0, "0100007F:3AA0", "00000000:0000", "0A"), [15008]],
@@ -121,6 +133,12 @@ t.test("rows: what counts and what makes a table unreadable", async (t) => {
     ["header missing sl", HEADER.replace("sl", "id"), /header is not the kernel's/],
     ["rows without a header", row(0, "0100007F:3AA0", "00000000:0000", "0A"), /header is not the kernel's/],
     ["endless header", "sl".padEnd(5000, " x"), /header is not the kernel's/],
+    // The kernel prints every LISTEN row before any other: the first other row ends the parse.
+    ["a LISTEN row after an ESTABLISHED one is not read", HEADER + row(0, "0100007F:1F40", "0100007F:E4DA", "01") + row(1, "0100007F:3AA0", "00000000:0000", "0A"), []],
+    ["nothing after the listening section is read, garbage included", HEADER + row(0, "0100007F:3AA0", "00000000:0000", "0A") + row(1, "0100007F:3AA0", "0100007F:E4DA", "06") + "garbage\n", [15008]],
+    ["the row that ends the section is checked", HEADER + row(0, "0100007F:3AA0", "00000000:0000", "0A") + row(1, "0100007F:3AA", "0100007F:E4DA", "01"), /row 2 /],
+    // Kernels before 4.4 printed each listener's open requests (SYN_RECV, 03) under it.
+    ["open requests under a listener do not end the section", HEADER + row(0, "0100007F:3AA0", "00000000:0000", "0A") + row(1, "0100007F:3AA0", "0100007F:E4DA", "03") + row(2, "0100007F:3AA0", "0100007F:E4DB", "03") + row(3, "00000000:1F40", "00000000:0000", "0A") + row(4, "0100007F:1F40", "0100007F:E4DC", "01") + row(5, "0100007F:1F41", "00000000:0000", "0A"), [8000, 15008]],
   ];
   for (const [name, text, want] of cases) {
     const result = ports(parseTcpTable(Buffer.from(text, "latin1")));
