@@ -55,6 +55,8 @@ const OPEN_REQUEST = -4;
  * print it. A scan then costs what the listeners cost, however many connections there are.
  */
 export class TcpTableParser {
+  /** `listen` for TCP (LISTEN rows, the listening section only); `every` for UDP, whose every row is a bound socket, in no order. */
+  readonly #rowsThatCount: "listen" | "every";
   #sawHeader = false;
   #failure: string | undefined;
   #row = 0;
@@ -64,6 +66,10 @@ export class TcpTableParser {
   readonly #addresses = new Map<number, string[]>();
   readonly #carry = Buffer.allocUnsafe(MAX_LINE_BYTES);
   #carryLength = 0;
+
+  constructor(rowsThatCount: "listen" | "every" = "listen") {
+    this.#rowsThatCount = rowsThatCount;
+  }
 
   /**
    * Feeds the next bytes of the table. The parser keeps no reference to `chunk`. Returns
@@ -130,7 +136,7 @@ export class TcpTableParser {
       this.#checkHeader(bytes.toString("latin1", start, end));
       return;
     }
-    const found = parseRow(bytes, start, end);
+    const found = parseRow(bytes, start, end, this.#rowsThatCount === "every");
     if (found === BLANK) return;
     this.#row++;
     if (found >= 0) {
@@ -168,7 +174,7 @@ export class TcpTableParser {
  * Returns the local port if `st` is `0A`, OPEN_REQUEST for `03`, or NOT_LISTENING, BLANK or MALFORMED. Columns after
  * `st` decide nothing and are not read.
  */
-function parseRow(bytes: Buffer, start: number, end: number): number {
+function parseRow(bytes: Buffer, start: number, end: number, anyState: boolean): number {
   let index = skipBlanks(bytes, start, end);
   if (index === end) return BLANK;
   // Field 0, `sl`: decimal digits and a colon.
@@ -187,7 +193,7 @@ function parseRow(bytes: Buffer, start: number, end: number): number {
   const state = hexAt(bytes, stateAt, 2);
   const localPort = hexAt(bytes, localPortAt, 4);
   if (state < 0 || localPort < 0 || hexAt(bytes, remotePortAt, 4) < 0) return MALFORMED;
-  if (state === TCP_LISTEN) return localPort;
+  if (state === TCP_LISTEN || anyState) return localPort;
   return state === TCP_SYN_RECV ? OPEN_REQUEST : NOT_LISTENING;
 }
 

@@ -27,6 +27,8 @@ const cases: Array<[string, number[], string[], string]> = [
   ["unreadable", [], ["tcp"], "not enforced"],
   ["found-while-other-unreadable", [8000, 15008], ["tcp6"], "present"],
   ["missing-while-other-unreadable", [8000], ["tcp6"], "not enforced"],
+  ["open-requests-under-listener", [8000, 15008], [], "present"],
+  ["udp-and-unix", [], [], "missing"],
 ];
 
 for (const [fixture, ports, unreadable, state] of cases) {

@@ -1,7 +1,7 @@
 // A short fuzz of the socket-table parser in every test run; `make fuzz` runs a million tables (FUZZ_RUNS).
 import fc from "fast-check";
 import t from "tap";
-import { agreesWithReference, parseInChunks, referenceParse } from "./tcp-table-fuzz.js";
+import { agreesWithReference, parseInChunks, referenceParse, udpAgreesWithReference } from "./tcp-table-fuzz.js";
 
 const runs = Number(process.env.FUZZ_RUNS ?? 3000);
 
@@ -19,4 +19,9 @@ t.test(`fuzz: ${runs} generated tables agree with the reference`, async (t) => {
   fc.assert(agreesWithReference, { numRuns: runs });
   t.pass(`${runs} tables, 0 disagreements, 0 throws`);
   t.comment(`${runs} tables in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+});
+
+t.test(`fuzz: ${runs} generated tables parsed as UDP agree with the reference`, async (t) => {
+  fc.assert(udpAgreesWithReference, { numRuns: runs });
+  t.pass(`${runs} tables, 0 disagreements, 0 throws`);
 });

@@ -1,13 +1,14 @@
-// The socket-table parser fuzzed against a slow, obviously-correct reference: generated kernel tables, mutated, truncated, CRLF'd, random; fed in random chunks.
+// The socket-table parsers (TCP, and UDP with the same grammar) fuzzed against a slow, obviously-correct reference: generated kernel tables, mutated, truncated, CRLF'd, random; fed in random chunks.
 import fc from "fast-check";
 import { TcpTableParser } from "../../src/procfs/tcp-table.js";
+import { UdpTableParser } from "../../src/procfs/udp-table.js";
 
 /**
  * The listener check's rules read literally: split into lines, check the header's tokens, match
  * each row with one regular expression, and stop after the first row that is neither LISTEN
  * (`0A`) nor an open request under a listener (`03`): the kernel prints no LISTEN row after it.
  */
-export function referenceParse(bytes: Buffer): { readable: boolean; ports: number[] } {
+export function referenceParse(bytes: Buffer, rowsThatCount: "listen" | "every" = "listen"): { readable: boolean; ports: number[] } {
   const unreadable = { readable: false, ports: [] };
   const text = bytes.toString("latin1");
   const lines = text.split("\n");
@@ -24,15 +25,14 @@ export function referenceParse(bytes: Buffer): { readable: boolean; ports: numbe
     const match = row.exec(line);
     if (!match) return unreadable;
     const state = parseInt(match[2]!, 16);
-    if (state === 0x0a) ports.add(parseInt(match[1]!, 16));
+    if (state === 0x0a || rowsThatCount === "every") ports.add(parseInt(match[1]!, 16));
     else if (state !== 0x03) break;
   }
   return { readable: true, ports: [...ports].sort((a, b) => a - b) };
 }
 
 /** The parser under test, fed in the given chunk sizes (cycled). */
-export function parseInChunks(bytes: Buffer, sizes: readonly number[]): { readable: boolean; ports: number[] } {
-  const parser = new TcpTableParser();
+export function parseInChunks(bytes: Buffer, sizes: readonly number[], parser: TcpTableParser = new TcpTableParser()): { readable: boolean; ports: number[] } {
   let offset = 0;
   for (let index = 0; offset < bytes.length; index++) {
     const size = Math.max(1, sizes[index % sizes.length] ?? bytes.length);
@@ -112,4 +112,11 @@ export const agreesWithReference = fc.property(table, chunkSizes, (bytes, sizes)
   if (actual.readable !== expected.readable) throw new Error(`verdict: parser ${actual.readable}, reference ${expected.readable}`);
   if (actual.ports.some((port) => !expected.ports.includes(port))) throw new Error(`a LISTEN port the reference does not see: ${actual.ports} vs ${expected.ports}`);
   if (actual.ports.join() !== expected.ports.join()) throw new Error(`ports: ${actual.ports} vs ${expected.ports}`);
+});
+
+/** The UDP tables: every row a bound port, the whole table read. */
+export const udpAgreesWithReference = fc.property(table, chunkSizes, (bytes, sizes) => {
+  const expected = referenceParse(bytes, "every");
+  const actual = parseInChunks(bytes, sizes, new UdpTableParser());
+  if (actual.readable !== expected.readable || actual.ports.join() !== expected.ports.join()) throw new Error(`udp: parser ${JSON.stringify(actual)}, reference ${JSON.stringify(expected)}`);
 });

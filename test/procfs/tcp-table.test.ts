@@ -31,6 +31,8 @@ const expected: Record<string, { tcp: number[] | RegExp; tcp6: number[] | RegExp
   "unreadable": { tcp: /directory/, tcp6: [] },
   "found-while-other-unreadable": { tcp: [8000, 15008], tcp6: /header is not the kernel's/ },
   "missing-while-other-unreadable": { tcp: [8000], tcp6: /row 1 is not in the kernel's format/ },
+  "open-requests-under-listener": { tcp: [8000, 15008], tcp6: [] },
+  "udp-and-unix": { tcp: [], tcp6: [] },
 };
 
 t.test("every fixture directory has an expectation", async (t) => {

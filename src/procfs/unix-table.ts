@@ -1,0 +1,177 @@
+// Pure parser for /proc/net/unix: bytes in, the paths of listening stream sockets (`@name` for abstract ones), or why the table is unreadable, out.
+
+/** Outcome of parsing the unix socket table. */
+export type UnixTableParse =
+  | {
+      readonly readable: true;
+      /** Paths as the table shows them: what the app passed to bind(), `@` first for an abstract name. */
+      readonly listeningPaths: ReadonlySet<string>;
+    }
+  | { readonly readable: false; readonly reason: string };
+
+/** `__SO_ACCEPTCON`: the socket called listen(). */
+const ACCEPTING = 0x00010000;
+const SOCK_STREAM = 0x0001;
+/** `SS_UNCONNECTED`, what a listening socket's state is. */
+const UNCONNECTED = 0x01;
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+const TAB = 0x09;
+const COLON = 0x3a;
+/** Longer than any row the kernel prints (a path is at most 108 bytes). */
+const MAX_LINE_BYTES = 4096;
+
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let digit = 0; digit < 10; digit++) HEX_VALUE[0x30 + digit] = digit;
+for (let letter = 0; letter < 6; letter++) {
+  HEX_VALUE[0x41 + letter] = 10 + letter;
+  HEX_VALUE[0x61 + letter] = 10 + letter;
+}
+
+/**
+ * Incremental parser for `/proc/net/unix` (`unix_seq_show`: `%pK: %08X %08X %08X %04X %02X %5lu`,
+ * then ` <path>` when the socket is bound). Feed it bytes in any chunking with {@link push},
+ * then call {@link finish}. Never throws on input; only a listening row makes a string. Rows
+ * come in hash order, so the whole table is read.
+ */
+export class UnixTableParser {
+  #sawHeader = false;
+  #failure: string | undefined;
+  #row = 0;
+  readonly #listening = new Set<string>();
+  readonly #carry = Buffer.allocUnsafe(MAX_LINE_BYTES);
+  #carryLength = 0;
+
+  /** Feeds the next bytes; returns false once the table is unreadable (more bytes change nothing). */
+  push(chunk: Buffer): boolean {
+    if (this.#failure !== undefined) return false;
+    let start = 0;
+    if (this.#carryLength > 0) {
+      const newline = chunk.indexOf(NEWLINE);
+      const lineEnd = newline < 0 ? chunk.length : newline;
+      if (!this.#appendToCarry(chunk, 0, lineEnd) || newline < 0) return this.#failure === undefined;
+      this.#line(this.#carry, 0, this.#carryLength);
+      this.#carryLength = 0;
+      start = newline + 1;
+    }
+    while (start < chunk.length && this.#failure === undefined) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      if (newline < 0) {
+        this.#appendToCarry(chunk, start, chunk.length);
+        break;
+      }
+      this.#line(chunk, start, newline);
+      start = newline + 1;
+    }
+    return this.#failure === undefined;
+  }
+
+  finish(): UnixTableParse {
+    if (this.#failure === undefined && this.#carryLength > 0) {
+      this.#line(this.#carry, 0, this.#carryLength);
+      this.#carryLength = 0;
+    }
+    if (this.#failure === undefined && !this.#sawHeader) this.#failure = "empty table";
+    if (this.#failure !== undefined) return { readable: false, reason: this.#failure };
+    return { readable: true, listeningPaths: this.#listening };
+  }
+
+  #appendToCarry(chunk: Buffer, start: number, end: number): boolean {
+    if (this.#carryLength + (end - start) > MAX_LINE_BYTES) {
+      this.#failLongLine();
+      return false;
+    }
+    this.#carryLength += chunk.copy(this.#carry, this.#carryLength, start, end);
+    return true;
+  }
+
+  #failLongLine(): void {
+    this.#failure = this.#sawHeader
+      ? `row ${this.#row + 1} is not in the kernel's format: longer than ${MAX_LINE_BYTES} bytes`
+      : "header is not the kernel's: longer than a socket table header";
+  }
+
+  #line(bytes: Buffer, start: number, end: number): void {
+    if (end - start > MAX_LINE_BYTES) {
+      this.#failLongLine();
+      return;
+    }
+    if (!this.#sawHeader) {
+      const header = bytes.toString("latin1", start, end);
+      const tokens = header.trim().split(/[ \t]+/);
+      const names = ["Num", "RefCount", "Protocol", "Flags", "Type", "St", "Inode", "Path"];
+      if (names.every((name, index) => tokens[index] === name)) this.#sawHeader = true;
+      else this.#failure = `header is not the kernel's: ${JSON.stringify(header.slice(0, 80))}`;
+      return;
+    }
+    if (skipBlanks(bytes, start, end) === end) return;
+    this.#row++;
+    const pathAt = listeningPathAt(bytes, start, end);
+    if (pathAt === MALFORMED) this.#failure = `row ${this.#row} is not in the kernel's format`;
+    else if (pathAt >= 0) this.#listening.add(bytes.toString("utf8", pathAt, end));
+  }
+}
+
+const NOT_LISTENING = -1;
+const MALFORMED = -2;
+
+/** Where a listening stream socket's path starts in the row, NOT_LISTENING (unbound too), or MALFORMED. */
+function listeningPathAt(bytes: Buffer, start: number, end: number): number {
+  let index = skipBlanks(bytes, start, end);
+  // Num: the kernel address (hex, zeros when hidden), then a colon.
+  const numAt = index;
+  while (index < end && HEX_VALUE[bytes[index]!]! >= 0) index++;
+  if (index === numAt || bytes[index] !== COLON) return MALFORMED;
+  index++;
+  // RefCount, Protocol, Flags (8 hex digits each), Type (4), St (2).
+  const values: number[] = [];
+  for (const digits of [8, 8, 8, 4, 2]) {
+    const fieldAt = skipBlanks(bytes, index, end);
+    if (fieldAt === index || fieldAt + digits > end || !isBlankOrEnd(bytes, fieldAt + digits, end)) return MALFORMED;
+    const value = hexAt(bytes, fieldAt, digits);
+    if (value < 0) return MALFORMED;
+    values.push(value);
+    index = fieldAt + digits;
+  }
+  // Inode: decimal, right-aligned in five columns.
+  const inodeAt = skipBlanks(bytes, index, end);
+  if (inodeAt === index) return MALFORMED;
+  index = inodeAt;
+  while (index < end && bytes[index]! >= 0x30 && bytes[index]! <= 0x39) index++;
+  if (index === inodeAt) return MALFORMED;
+  let pathAt = -1;
+  if (index < end) {
+    // One space, then the path to the end of the row (it may hold spaces).
+    if (bytes[index] !== SPACE || index + 1 === end) return MALFORMED;
+    pathAt = index + 1;
+  }
+  const [, , flags, type, state] = values as [number, number, number, number, number];
+  const listening = flags === ACCEPTING && type === SOCK_STREAM && state === UNCONNECTED;
+  return listening && pathAt >= 0 ? pathAt : NOT_LISTENING;
+}
+
+function skipBlanks(bytes: Buffer, index: number, end: number): number {
+  while (index < end && (bytes[index] === SPACE || bytes[index] === TAB)) index++;
+  return index;
+}
+
+function isBlankOrEnd(bytes: Buffer, index: number, end: number): boolean {
+  return index === end || bytes[index] === SPACE || bytes[index] === TAB;
+}
+
+function hexAt(bytes: Buffer, index: number, digits: number): number {
+  let value = 0;
+  for (let offset = 0; offset < digits; offset++) {
+    const digit = HEX_VALUE[bytes[index + offset]!]!;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+/** Parses a whole table held in memory (tests, fixtures). */
+export function parseUnixTable(bytes: Buffer): UnixTableParse {
+  const parser = new UnixTableParser();
+  parser.push(bytes);
+  return parser.finish();
+}
