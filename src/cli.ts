@@ -182,7 +182,8 @@ function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
 function validateTogether({ fields, texts, given, sources }: ReadOptions): Omit<Config, "appCommand"> {
   const flagOf = (field: keyof OptionFields) => flagName(OPTIONS.find((spec) => spec.field === field)!);
   const sourceOf = (field: keyof OptionFields) => sources.get(field)!;
-  const { listen, metricsListen, maxConcurrency, requiredPorts } = fields;
+  const { listen, metricsListen, maxConcurrency, requiredListeners } = fields;
+  const requiredPorts = requiredListeners.flatMap((listener) => (listener.kind === "tcp" ? [listener.port] : []));
   if (metricsListen && metricsListen.port !== 0 && metricsListen.port === listen.port && sameHostOrWildcard(metricsListen.host, listen.host)) {
     throw usageError(sourceOf("metricsListen"), "expected an address other than --listen's", texts.get("metricsListen"));
   }
@@ -190,7 +191,7 @@ function validateTogether({ fields, texts, given, sources }: ReadOptions): Omit<
   const ownPort = [listen.port, metricsListen?.port].find((port) => port !== undefined && port !== 0 && requiredPorts.includes(port));
   if (ownPort !== undefined) {
     const whose = ownPort === listen.port ? "--listen" : "--metrics-listen";
-    throw usageError(sourceOf("requiredPorts"), `expected a port other than ${whose}'s own (the proxy listens there, so it would always pass)`, String(ownPort));
+    throw usageError(sourceOf("requiredListeners"), `expected a port other than ${whose}'s own (the proxy listens there, so it would always pass)`, String(ownPort));
   }
   if (given.has("upstreamGrpcService") && given.has("upstreamHealthPath")) {
     throw usageError(sourceOf("upstreamGrpcService"), `expected either it or ${flagOf("upstreamHealthPath")}, not both`, texts.get("upstreamGrpcService"));
@@ -198,12 +199,17 @@ function validateTogether({ fields, texts, given, sources }: ReadOptions): Omit<
   const httpNames = new Set(fields.requiredHttpChecks.map((check) => check.name));
   const twice = fields.requiredGrpcChecks.find((check) => httpNames.has(check.name));
   if (twice) throw usageError(flagOf("requiredGrpcChecks"), `expected a name not used by ${flagOf("requiredHttpChecks")}`, twice.name);
+  const listenerNames = new Set(requiredListeners.map((listener) => listener.name));
+  for (const field of ["requiredHttpChecks", "requiredGrpcChecks"] as const) {
+    const taken = fields[field].find((check) => listenerNames.has(check.name));
+    if (taken) throw usageError(flagOf(field), `expected a name not used by ${flagOf("requiredListeners")}`, taken.name);
+  }
   if (maxConcurrency === 0) {
     // A queue without a limit would never hold anything: the operator meant something else.
     const stray = LIMITER_OPTIONS.find((field) => given.has(field));
     if (stray) throw usageError(sourceOf(stray), "only with --max-concurrency", texts.get(stray));
   }
-  return { ...fields, maxQueue: fields.maxQueue ?? 10 * maxConcurrency };
+  return { ...fields, requiredPorts, maxQueue: fields.maxQueue ?? 10 * maxConcurrency };
 }
 
 /**
@@ -215,7 +221,7 @@ function validateStartWait({ fields, texts }: ReadOptions, appCommand: readonly 
   if (fields.appStartWaitMs === 0) return;
   const text = texts.get("appStartWaitMs");
   if (appCommand.length === 0) throw usageError("--app-start-wait", "expected only in the entrypoint form (with -- <command>)", text);
-  if (fields.requiredPorts.length === 0) throw usageError("--app-start-wait", "expected with at least one --readiness-required-listener to wait for", text);
+  if (fields.requiredListeners.length === 0) throw usageError("--app-start-wait", "expected with at least one --readiness-required-listener to wait for", text);
 }
 
 /** Two listen hosts that would collide on one port: the same host, or either one every address. */

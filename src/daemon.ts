@@ -22,6 +22,7 @@ import { UpstreamPool } from "./relay/http1/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
 import { StreamDeadlines } from "./relay/stream-deadlines.js";
 import type { LocalH2Service } from "./relay/http2/h2-routing.js";
+import { givenListenerNames } from "./config/listener-specs.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import type { Clock } from "./readiness/cached-check.js";
 import { checkNames } from "./readiness/check-results.js";
@@ -99,17 +100,24 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   // The operator's ports, and in the entrypoint form the app's own (CONTRACT §8): one scan for all.
   const listenerOptions = { requiredPorts: config.requiredPorts, upstream: config.upstream, mode: config.upstreamListener, entrypointForm: config.appCommand.length > 0 };
   const requiredPorts = requiredListenerPorts(listenerOptions);
+  // UDP and unix listeners join the same scan, each kind from its own tables; a table no listener needs is not read.
+  const otherListeners = config.requiredListeners.filter((listener) => listener.kind !== "tcp");
+  const listenerNames = givenListenerNames(config.requiredListeners);
+  const listenerKeys = [...requiredPorts, ...otherListeners.map((listener) => listener.key)];
+  const scanKinds = [...new Set([...(requiredPorts.length > 0 ? ["tcp" as const] : []), ...otherListeners.map((listener) => listener.kind)])];
   const probed = probedChecks(config);
   const metrics = createMetrics?.({
     drain,
-    checkNames: [...(maintenance ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, probed.map((check) => check.name))],
+    checkNames: [...(maintenance ? [MAINTENANCE_CHECK] : []), ...checkNames(listenerKeys, probed.map((check) => check.name), listenerNames)],
     overloadProtection: config.maxConcurrency > 0,
   });
   const observer = metrics?.proxy ?? NO_PROXY_OBSERVER;
   const errors = new ErrorResponder(loadErrorPages(config.errorPagesDir));
   const readiness = new ReadinessCheck({
     requiredPorts,
-    scanner: new ListenerScanner({ procRoot: config.procRoot, readTable }),
+    otherListeners,
+    listenerNames,
+    scanner: new ListenerScanner({ procRoot: config.procRoot, readTable, kinds: scanKinds }),
     log,
     ttlMs: config.cacheTtlMs,
     ...(clock && { clock }),
@@ -237,7 +245,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       {
         listen: formatListenAddress({ host: config.listen.host, port: address.port }),
         upstream: config.upstream.url,
-        requiredListeners: requiredPorts,
+        requiredListeners: listenerKeys,
         upstreamHealthPath: config.upstreamHealthPath,
         upstreamGrpcService: config.upstreamGrpcService,
         ...(probed.length > 0 && { probedChecks: probed.map((check) => check.name) }),

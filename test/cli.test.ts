@@ -54,6 +54,14 @@ t.test("both spellings, repeated, sorted", async (t) => {
   t.same(config(["--readiness-required-listener", "15008", "--readiness-required-listener=9000"]).requiredPorts, [9000, 15008]);
   t.same(config(["--readiness-required-listener=1", "--readiness-required-listener", "65535"]).requiredPorts, [1, 65535]);
   t.same(config(Array.from({ length: 16 }, (_, index) => `--readiness-required-listener=${index + 1}`)).requiredPorts.length, 16);
+  const kinds = config(["--readiness-required-listener", "unix:/run/php/fpm.sock", "--readiness-required-listener", "dns=udp:53", "--readiness-required-listener", "tcp:15008", "--readiness-required-listener", "unix:@app", "--readiness-required-listener", "mesh=15001", "--readiness-required-listener", "unix:/run/a=b.sock"]);
+  t.same(
+    kinds.requiredListeners.map((listener) => [listener.key, listener.name]),
+    [[15001, "mesh"], [15008, "listener-15008"], ["udp:53", "dns"], ["unix:/run/php/fpm.sock", "listener-unix-fpm-sock"], ["unix:@app", "listener-unix--app"], ["unix:/run/a=b.sock", "listener-unix-a-b-sock"]],
+    "every kind, named or not, in check order: TCP ascending, UDP ascending, unix as given; a path may hold =",
+  );
+  t.same(kinds.requiredPorts, [15001, 15008], "the TCP ports alone");
+  t.same(config(Array.from({ length: 16 }, (_, index) => (index % 2 ? `--readiness-required-listener=udp:${index + 1}` : `--readiness-required-listener=unix:/s${index}`))).requiredListeners.length, 16, "the 16 count every kind");
 });
 
 t.test("environment variables, and flags over them", async (t) => {
@@ -106,6 +114,16 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [["--readiness-required-listener", "15008", "--readiness-required-listener=15008"], {}, 'error: --readiness-required-listener: expected each port once, got "15008 twice"'],
     [Array.from({ length: 17 }, (_, index) => `--readiness-required-listener=${index + 1}`), {}, 'error: --readiness-required-listener: expected at most 16 ports, got "17 ports"'],
     [[], { READINESS_PROXY_REQUIRED_LISTENERS: "15008,x" }, 'error: READINESS_PROXY_REQUIRED_LISTENERS: expected a port 1..65535, got "x"'],
+    [["--readiness-required-listener", "udp:0"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "udp:0"'],
+    [["--readiness-required-listener", "unix:run/app.sock"], {}, 'error: --readiness-required-listener: expected unix:<absolute path> or unix:@<abstract name>, got "unix:run/app.sock"'],
+    [["--readiness-required-listener", "unix:"], {}, 'error: --readiness-required-listener: expected unix:<absolute path> or unix:@<abstract name>, got "unix:"'],
+    [["--readiness-required-listener", "15008", "--readiness-required-listener", "tcp:15008"], {}, 'error: --readiness-required-listener: expected each port once, got "tcp:15008 twice"'],
+    [["--readiness-required-listener", "udp:53", "--readiness-required-listener", "dns=udp:53"], {}, 'error: --readiness-required-listener: expected each listener once, got "dns=udp:53 twice"'],
+    [["--readiness-required-listener", "unix:/a/fpm.sock", "--readiness-required-listener", "unix:/b/fpm.sock"], {}, 'error: --readiness-required-listener: expected each check name once, got "listener-unix-fpm-sock twice"'],
+    [["--readiness-required-listener", "Mesh=15008"], {}, 'error: --readiness-required-listener: expected a check name of lowercase letters, digits and -, got "Mesh=15008"'],
+    [["--readiness-required-listener", "upstream=15008"], {}, 'error: --readiness-required-listener: expected a name that is not a built-in check\'s, got "upstream=15008"'],
+    [["--readiness-required-listener", "mesh=15008", "--readiness-required-http", "mesh=http://127.0.0.1:15021/ready"], {}, 'error: --readiness-required-http: expected a name not used by --readiness-required-listener, got "mesh"'],
+    [[], { READINESS_PROXY_REQUIRED_LISTENERS: "udp:53,unix:x" }, 'error: READINESS_PROXY_REQUIRED_LISTENERS: expected unix:<absolute path> or unix:@<abstract name>, got "unix:x"'],
     [["--bogus"], {}, "error: unknown option '--bogus'"],
     [["extra"], {}, "error: too many arguments. Expected 0 arguments but got 1."],
     [["--readiness-required-listener"], {}, "error: option '--readiness-required-listener <port>' argument missing"],

@@ -1,6 +1,7 @@
 // The validated configuration every part of the daemon reads: what the command line (src/cli.ts, from src/config/option-table.ts) produces.
 import type { Level } from "pino";
 import type { ListenAddress } from "./listen-address.js";
+import type { RequiredListener } from "./listener-specs.js";
 import type { GrpcCheckSpec, HttpCheckSpec } from "./named-check-specs.js";
 import type { Upstream } from "./upstream-url.js";
 
@@ -13,7 +14,9 @@ export const UPSTREAM_LISTENER_MODES: readonly UpstreamListenerMode[] = ["auto",
 export interface Config {
   readonly listen: ListenAddress;
   readonly upstream: Upstream;
-  /** Ascending and unique, at most 16. */
+  /** Every `--readiness-required-listener`, in check order (TCP ports ascending, UDP ports ascending, unix as given), at most 16. */
+  readonly requiredListeners: readonly RequiredListener[];
+  /** The TCP ones' ports, ascending: derived from `requiredListeners` (no row of its own). */
   readonly requiredPorts: readonly number[];
   /** Entrypoint form: also require the upstream's own port when it is on loopback (`auto`), or not (`off`). */
   readonly upstreamListener: UpstreamListenerMode;

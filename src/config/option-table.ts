@@ -5,13 +5,12 @@ import { LOG_LEVELS } from "../logger.js";
 import { parseAdminListen, parseListenAddress } from "./listen-address.js";
 import { parseStopSignal, STOP_SIGNALS } from "./stop-signal.js";
 import {
-  MAX_REQUIRED_LISTENERS,
   parseDurationOption,
   parseHealthPath,
   parseIntegerOption,
   parsePositiveDurationOption,
-  parseRequiredPorts,
 } from "./option-values.js";
+import { MAX_REQUIRED_LISTENERS, parseRequiredListeners } from "./listener-specs.js";
 import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
 
@@ -19,7 +18,7 @@ import { parseUpstream } from "./upstream-url.js";
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
  * `maxQueue` is undefined when not given, because its default follows `--max-concurrency`.
  */
-export type OptionFields = Omit<Config, "appCommand" | "maxQueue"> & { readonly maxQueue: number | undefined };
+export type OptionFields = Omit<Config, "appCommand" | "maxQueue" | "requiredPorts"> & { readonly maxQueue: number | undefined };
 
 interface OptionBase {
   /** The flag and its value's placeholder, as commander and --help show it: `--listen <[host]:port>`. */
@@ -117,11 +116,11 @@ export const OPTIONS = [
   },
   {
     kind: "list",
-    field: "requiredPorts",
+    field: "requiredListeners",
     flag: "--readiness-required-listener <port>",
-    help: `a local TCP port that must be in LISTEN state (at any address) for /readyz to pass; repeatable, at most ${MAX_REQUIRED_LISTENERS}`,
+    help: `a socket that must listen for /readyz to pass: <port> or tcp:<port> (LISTEN, any address), udp:<port> (bound), unix:<path> or unix:@<abstract name> (a listening stream socket); optionally <name>=<spec>; repeatable, at most ${MAX_REQUIRED_LISTENERS}`,
     env: "READINESS_PROXY_REQUIRED_LISTENERS",
-    parse: parseRequiredPorts,
+    parse: parseRequiredListeners,
   },
   {
     kind: "value",

@@ -37,24 +37,6 @@ export function parseSwitchOption(input: string, text: string): boolean {
   return value;
 }
 
-/** The most `--readiness-required-listener` ports (each one is a check and a log field). */
-export const MAX_REQUIRED_LISTENERS = 16;
-
-/** Ports as given (flag values or env list) -> ascending, unique, bounded. */
-export function parseRequiredPorts(input: string, values: readonly string[]): number[] {
-  if (values.length > MAX_REQUIRED_LISTENERS) {
-    throw usageError(input, `expected at most ${MAX_REQUIRED_LISTENERS} ports`, `${values.length} ports`);
-  }
-  const ports = new Set<number>();
-  for (const value of values) {
-    const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
-    if (!(port >= 1 && port <= 65535)) throw usageError(input, "expected a port 1..65535", value);
-    if (ports.has(port)) throw usageError(input, "expected each port once", `${value} twice`);
-    ports.add(port);
-  }
-  return [...ports].sort((a, b) => a - b);
-}
-
 /** An origin-form path (a query allowed): no spaces, no control bytes, nothing undici would refuse. */
 const HEALTH_PATH = /^\/[\x21-\x7e]*$/;
 

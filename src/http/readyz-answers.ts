@@ -1,5 +1,5 @@
 // What /readyz says (CONTRACT §2): the JSON body, the kube-style `?verbose` text, `?exclude`, and `/readyz/<name>`; pure functions over one report.
-import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, type CheckResult, type ReadinessReport } from "../readiness/check-results.js";
+import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, listenerCheckName, type CheckResult, type ReadinessReport } from "../readiness/check-results.js";
 import type { DrainState } from "./drain-state.js";
 
 /** What a `/readyz` query asks for; `exclude` holds names as given (trimmed, blanks dropped). */
@@ -54,7 +54,7 @@ export function evaluate(report: ReadinessReport, state: DrainState, exclude: re
 export function readyzJson(report: ReadinessReport, evaluation: Evaluation): string {
   if (evaluation.ready) return '{"status":"ready"}';
   const failedNames = evaluation.failed.map((result) => result.name);
-  const missing = report.verdict.state === "missing" ? report.verdict.missing.filter((port) => failedNames.includes(`listener-${port}`)) : [];
+  const missing = report.verdict.state === "missing" ? report.verdict.missing.filter((key) => failedNames.includes(listenerCheckName(key, report.listenerNames))) : [];
   return JSON.stringify({
     status: "not ready",
     ...(missing.length > 0 ? { missingListeners: missing } : {}),

@@ -2,7 +2,7 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { DrainState } from "../http/drain-state.js";
 import type { SocketTable } from "../procfs/listener-scan.js";
-import { SOCKET_TABLES } from "../procfs/listener-scan.js";
+import { SOCKET_TABLES, TCP_TABLES } from "../procfs/listener-scan.js";
 import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, type ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessObserver } from "../readiness/readiness-check.js";
 
@@ -12,6 +12,7 @@ export class ReadinessMetrics implements ReadinessObserver {
   readonly #scans: Counter;
   readonly #scanSeconds: Histogram;
   readonly #unreadable: Gauge;
+  readonly #unreadableSeen = new Set<SocketTable>();
 
   constructor(registry: Registry, checkNames: readonly string[], drain: DrainState) {
     const self = this;
@@ -59,13 +60,18 @@ export class ReadinessMetrics implements ReadinessObserver {
       labelNames: ["table"],
       registers: [registry],
     });
-    for (const table of SOCKET_TABLES) this.#unreadable.set({ table }, 0);
+    for (const table of TCP_TABLES) this.#unreadable.set({ table }, 0);
   }
 
   onScan(durationSeconds: number, unreadableTables: readonly SocketTable[]): void {
     this.#scans.inc();
     this.#scanSeconds.observe(durationSeconds);
-    for (const table of SOCKET_TABLES) this.#unreadable.set({ table }, unreadableTables.includes(table) ? 1 : 0);
+    // The TCP tables always have a series; a UDP or unix table gets one once it has been unreadable.
+    for (const table of SOCKET_TABLES) {
+      const unreadable = unreadableTables.includes(table);
+      if (unreadable || TCP_TABLES.includes(table) || this.#unreadableSeen.has(table)) this.#unreadable.set({ table }, unreadable ? 1 : 0);
+      if (unreadable) this.#unreadableSeen.add(table);
+    }
   }
 
   onReport(report: ReadinessReport): void {

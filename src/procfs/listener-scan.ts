@@ -1,13 +1,21 @@
-// Reads <procRoot>/net/tcp and net/tcp6 asynchronously and reports the LISTEN ports, and their addresses, of the readable tables.
+// Reads the socket tables under <procRoot>/net that the required kinds need (tcp, tcp6; udp, udp6; unix) asynchronously and reports what listens in the readable ones.
 import { close, open, read } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { errorCode } from "../errors.js";
+import type { ListenerKind } from "../config/listener-specs.js";
 import { TcpTableParser } from "./tcp-table.js";
+import { UdpTableParser } from "./udp-table.js";
+import { UnixTableParser } from "./unix-table.js";
 
-/** The two tables of a network namespace, in the order they are read. */
-export const SOCKET_TABLES = ["tcp", "tcp6"] as const;
+/** Every table a scan may read, in the order they are read. */
+export const SOCKET_TABLES = ["tcp", "tcp6", "udp", "udp6", "unix"] as const;
 export type SocketTable = (typeof SOCKET_TABLES)[number];
+/** The TCP tables: what a scan reads when only TCP ports are required. */
+export const TCP_TABLES: readonly SocketTable[] = ["tcp", "tcp6"];
+
+/** The tables of each kind; an IPv6 table that does not exist (ipv6.disable=1) is empty. */
+export const KIND_TABLES: Readonly<Record<ListenerKind, readonly SocketTable[]>> = { tcp: ["tcp", "tcp6"], udp: ["udp", "udp6"], unix: ["unix"] };
 
 /** Why one table could not be used; its ports do not count. */
 export interface UnreadableTable {
@@ -27,6 +35,10 @@ export interface ListenerScan {
    */
   readonly listenAddresses?: ReadonlyMap<number, readonly string[]>;
   readonly unreadableTables: readonly UnreadableTable[];
+  /** Bound UDP ports (any state) of the readable UDP tables; absent when no UDP listener is required. */
+  readonly boundUdpPorts?: ReadonlySet<number>;
+  /** Paths of listening unix stream sockets (`@name` for abstract); absent when no unix listener is required. */
+  readonly listeningUnixPaths?: ReadonlySet<string>;
 }
 
 /**
@@ -72,53 +84,76 @@ export function createFileTableReader(): TableReader {
 }
 
 export interface ListenerScannerOptions {
-  /** Directory holding `net/tcp` and `net/tcp6`; `/proc` in production. */
+  /** Directory holding `net/tcp`, `net/tcp6`, ...; `/proc` in production. */
   readonly procRoot: string;
+  /** The kinds required listeners have; a table no kind needs is never read. Default: TCP only. */
+  readonly kinds?: readonly ListenerKind[];
   /** Injected in tests to count reads or fail them. */
   readonly readTable?: TableReader;
 }
 
 /** Scans the socket tables of the network namespace seen under `procRoot`. */
 export class ListenerScanner {
-  readonly #paths: ReadonlyMap<SocketTable, string>;
+  readonly #procRoot: string;
+  readonly #tables: readonly SocketTable[];
   readonly #readTable: TableReader;
 
   constructor(options: ListenerScannerOptions) {
-    this.#paths = new Map(SOCKET_TABLES.map((table) => [table, join(options.procRoot, "net", table)]));
+    this.#procRoot = options.procRoot;
+    const kinds = new Set<ListenerKind>(options.kinds ?? ["tcp"]);
+    this.#tables = SOCKET_TABLES.filter((table) => [...kinds].some((kind) => KIND_TABLES[kind].includes(table)));
     this.#readTable = options.readTable ?? createFileTableReader();
   }
 
-  /** Reads both tables. Never rejects for a table problem: those come back in `unreadableTables`. */
+  /** The tables a scan reads. */
+  get tables(): readonly SocketTable[] {
+    return this.#tables;
+  }
+
+  /** Reads the needed tables one after the other. Never rejects for a table problem: those come back in `unreadableTables`. */
   async scan(): Promise<ListenerScan> {
     const listeningPorts = new Set<number>();
     const listenAddresses = new Map<number, string[]>();
+    const boundUdpPorts = new Set<number>();
+    const listeningUnixPaths = new Set<string>();
     const unreadableTables: UnreadableTable[] = [];
-    for (const table of SOCKET_TABLES) {
+    for (const table of this.#tables) {
       const outcome = await this.#scanTable(table);
       if (typeof outcome === "string") {
         unreadableTables.push({ table, error: outcome });
-        continue;
-      }
-      for (const [port, addresses] of outcome) {
-        listeningPorts.add(port);
-        listenAddresses.set(port, [...(listenAddresses.get(port) ?? []), ...addresses]);
+      } else if ("paths" in outcome) {
+        for (const path of outcome.paths) listeningUnixPaths.add(path);
+      } else if (table === "udp" || table === "udp6") {
+        for (const port of outcome.addresses.keys()) boundUdpPorts.add(port);
+      } else {
+        for (const [port, addresses] of outcome.addresses) {
+          listeningPorts.add(port);
+          listenAddresses.set(port, [...(listenAddresses.get(port) ?? []), ...addresses]);
+        }
       }
     }
-    return { listeningPorts, listenAddresses, unreadableTables };
+    return {
+      listeningPorts,
+      listenAddresses,
+      unreadableTables,
+      ...(this.#tables.includes("udp") && { boundUdpPorts }),
+      ...(this.#tables.includes("unix") && { listeningUnixPaths }),
+    };
   }
 
-  /** The table's LISTEN ports with their addresses, or why it is unreadable. */
-  async #scanTable(table: SocketTable): Promise<ReadonlyMap<number, readonly string[]> | string> {
-    const parser = new TcpTableParser();
+  /** The table's ports with their addresses (unix: its listening paths), or why it is unreadable. */
+  async #scanTable(table: SocketTable): Promise<{ readonly addresses: ReadonlyMap<number, readonly string[]> } | { readonly paths: ReadonlySet<string> } | string> {
+    const parser = table === "unix" ? new UnixTableParser() : table === "udp" || table === "udp6" ? new UdpTableParser() : new TcpTableParser();
     try {
-      await this.#readTable(this.#paths.get(table)!, (chunk) => parser.push(chunk));
+      await this.#readTable(join(this.#procRoot, "net", table), (chunk) => parser.push(chunk));
     } catch (error) {
-      // A kernel booted with ipv6.disable=1 has no tcp6: that is an empty table, not a failure.
-      if (table === "tcp6" && errorCode(error) === "ENOENT") return new Map();
+      // A kernel booted with ipv6.disable=1 has no tcp6 or udp6: that is an empty table, not a failure.
+      if (table.endsWith("6") && errorCode(error) === "ENOENT") return { addresses: new Map() };
       return describeReadError(error);
     }
     const parsed = parser.finish();
-    return parsed.readable ? parsed.listenAddresses : parsed.reason;
+    if (!parsed.readable) return parsed.reason;
+    return "listeningPaths" in parsed ? { paths: parsed.listeningPaths } : { addresses: parsed.listenAddresses };
   }
 }
 

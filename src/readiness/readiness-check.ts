@@ -1,6 +1,7 @@
 // The readiness check behind /readyz: one socket-table scan and every probed check (named ones, upstream) side by side, cached with one shared run per TTL.
 import type { Logger } from "pino";
-import { SOCKET_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
+import type { ListenerKey, RequiredListener } from "../config/listener-specs.js";
+import { TCP_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
 import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
 import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
 import { probeSafely, type ProbedCheck } from "./probed-check.js";
@@ -12,6 +13,8 @@ import { decideVerdict, type Verdict } from "./verdict.js";
 /** Anything that can scan the socket tables (ListenerScanner, or a counted fake in tests). */
 export interface Scanner {
   scan(): Promise<ListenerScan>;
+  /** The tables a scan reads (a scanner that throws makes them all unreadable); the TCP ones when absent. */
+  readonly tables?: readonly SocketTable[];
 }
 
 /** Told of each fresh run (metrics implement it); never of cached answers. */
@@ -21,8 +24,12 @@ export interface ReadinessObserver {
 }
 
 export interface ReadinessCheckOptions {
-  /** Ascending, unique; empty means readiness is not gated on listeners. */
+  /** TCP ports, ascending, unique; with `otherListeners` empty too, readiness is not gated on listeners. */
   readonly requiredPorts: readonly number[];
+  /** UDP and unix listeners, in check order (after the TCP ports); the scanner reads their tables. */
+  readonly otherListeners?: readonly RequiredListener[];
+  /** Listeners given a name (`<name>=<spec>`); the others have their default name. */
+  readonly listenerNames?: ReadonlyMap<ListenerKey, string>;
   readonly scanner: Scanner;
   readonly log: Logger;
   readonly ttlMs: number;
@@ -54,10 +61,11 @@ export class ReadinessCheck {
   readonly names: readonly string[];
 
   constructor(options: ReadinessCheckOptions) {
-    const { requiredPorts, probed = [] } = options;
+    const { requiredPorts, probed = [], otherListeners = [] } = options;
     this.#probed = probed;
-    this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(requiredPorts, probed.map((check) => check.name))];
-    if (requiredPorts.length === 0 && probed.length === 0) return;
+    const keys = [...requiredPorts, ...otherListeners.map((listener) => listener.key)];
+    this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(keys, probed.map((check) => check.name), options.listenerNames)];
+    if (keys.length === 0 && probed.length === 0) return;
     const clock = options.clock ?? systemClock;
     const run = createRun(options, clock, this.names);
     this.#cache = new CachedCheck({ ttlMs: options.ttlMs, clock, run });
@@ -81,7 +89,8 @@ export class ReadinessCheck {
 
 /** One run: the scan and every probe at once, so a slow endpoint never delays the scan, another probe, or the reverse. */
 function createRun(options: ReadinessCheckOptions, clock: Clock, names: readonly string[]): () => Promise<ReadinessReport> {
-  const { requiredPorts, scanner, log, probed = [], observer, upstreamListener, drain } = options;
+  const { requiredPorts, scanner, log, probed = [], observer, upstreamListener, drain, otherListeners = [], listenerNames } = options;
+  const anyListener = requiredPorts.length > 0 || otherListeners.length > 0;
   const transitions = new TransitionLog(log);
   const probeTransitions = probed.map((check) => new ProbeTransitionLog(log, check));
   const stillFailing = options.warnAfterMs === undefined ? undefined : new StillFailingLog(log, options.warnAfterMs);
@@ -95,11 +104,11 @@ function createRun(options: ReadinessCheckOptions, clock: Clock, names: readonly
   };
   return async () => {
     const [scan, outcomes] = await Promise.all([
-      requiredPorts.length > 0 ? scanTables() : undefined,
+      anyListener ? scanTables() : undefined,
       Promise.all(probed.map((check) => probeSafely(check.probe))),
     ]);
-    const verdict: Verdict = scan ? decideVerdict(requiredPorts, scan, upstreamListener) : NOTHING_REQUIRED.verdict;
-    const checks: CheckResult[] = listenerResults(verdict);
+    const verdict: Verdict = scan ? decideVerdict(requiredPorts, scan, upstreamListener, otherListeners) : NOTHING_REQUIRED.verdict;
+    const checks: CheckResult[] = listenerResults(verdict, listenerNames);
     outcomes.forEach((outcome, index) => {
       const { name } = probed[index]!;
       checks.push(outcome.ok ? { name, ok: true } : { name, ok: false, reason: outcome.reason });
@@ -111,7 +120,7 @@ function createRun(options: ReadinessCheckOptions, clock: Clock, names: readonly
     const saidReady = scan ? transitions.record(scan, verdict, run) : false;
     outcomes.forEach((outcome, index) => probeTransitions[index]!.record(outcome));
     transitions.recordVerdict(run, saidReady, names);
-    const report: ReadinessReport = { verdict, checks };
+    const report: ReadinessReport = { verdict, checks, ...(listenerNames && { listenerNames }) };
     stillFailing?.record(
       checks,
       clock.now(),
@@ -130,7 +139,7 @@ async function scanSafely(scanner: Scanner): Promise<ListenerScan> {
     const message = error instanceof Error ? error.message : String(error);
     return {
       listeningPorts: new Set(),
-      unreadableTables: SOCKET_TABLES.map((table) => ({ table, error: `scan failed: ${message}` })),
+      unreadableTables: (scanner.tables ?? TCP_TABLES).map((table) => ({ table, error: `scan failed: ${message}` })),
     };
   }
 }

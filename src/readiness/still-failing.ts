@@ -1,5 +1,6 @@
 // Names a check that has failed for --readiness-warn-after in one warn line per failing episode, with what a wrong port looks like.
 import type { Logger } from "pino";
+import type { ListenerKey } from "../config/listener-specs.js";
 import type { CheckResult } from "./check-results.js";
 import { LOG_MESSAGES } from "./transitions.js";
 
@@ -8,7 +9,7 @@ const MAX_LISTENING_PORTS = 32;
 
 /** What a listener check's warn line adds: the required ports not listening, and those that are. */
 export interface ListenerContext {
-  readonly missing: readonly number[];
+  readonly missing: readonly ListenerKey[];
   readonly listening: ReadonlySet<number>;
   /** Where the upstream's port listens out of the proxy's reach (`[::1]:8000`): the operator sees the wrong bind at once. */
   readonly unreachable?: readonly string[] | undefined;

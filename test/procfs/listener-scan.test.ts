@@ -136,3 +136,33 @@ t.test("a scan reads a table only to the end of its LISTEN rows, however many co
   t.same(scan.unreadableTables, []);
   t.ok(bytesRead.get(join(root, "net/tcp"))! <= 4096, `one small read of a ${(rows.length * 100) >> 10} KiB table: ${bytesRead.get(join(root, "net/tcp"))} bytes`);
 });
+
+t.test("a table no required kind needs is not read, and each kind reads its own", async (t) => {
+  const reads: string[] = [];
+  const real = createFileTableReader();
+  const readTable: TableReader = (path, onChunk) => {
+    reads.push(path.slice(path.lastIndexOf("/") + 1));
+    return real(path, onChunk);
+  };
+  const procRoot = join(fixtures, "udp-and-unix");
+  await new ListenerScanner({ procRoot, readTable }).scan();
+  t.same(reads.splice(0), ["tcp", "tcp6"], "TCP ports only: the TCP tables");
+  const unixOnly = await new ListenerScanner({ procRoot, readTable, kinds: ["unix"] }).scan();
+  t.same(reads.splice(0), ["unix"]);
+  t.same([...unixOnly.listeningUnixPaths!].sort(), ["/run/app/fpm.sock", "/run/app/with space.sock", "@app-abstract"]);
+  const udpOnly = await new ListenerScanner({ procRoot, readTable, kinds: ["udp"] }).scan();
+  t.same(reads.splice(0), ["udp", "udp6"]);
+  t.same([...udpOnly.boundUdpPorts!].sort((a, b) => a - b), [53, 5353, 38980]);
+  t.same([...udpOnly.listeningPorts], [], "no UDP port counts as a TCP listener");
+});
+
+t.test("fail open per kind: an unreadable table excuses only its own kind's listeners", async (t) => {
+  const unix = { kind: "unix" as const, key: "unix:/run/app.sock", path: "/run/app.sock", name: "listener-unix-app-sock" };
+  const udp = { kind: "udp" as const, key: "udp:53", port: 53, name: "listener-udp-53" };
+  const scan = { listeningPorts: new Set<number>(), boundUdpPorts: new Set<number>(), unreadableTables: [{ table: "unix" as const, error: "EACCES" }] };
+  t.match(decideVerdict([15008], scan, undefined, [unix]), { state: "missing", missing: [15008] }, "TCP tables read: 15008 is missing; the unix listener is not reported");
+  t.match(decideVerdict([], scan, undefined, [unix]), { state: "not enforced", unreadableTables: ["unix"] });
+  t.match(decideVerdict([], scan, undefined, [udp, unix]), { state: "missing", missing: ["udp:53"] });
+  t.match(decideVerdict([], { ...scan, boundUdpPorts: new Set([53]) }, undefined, [udp, unix]), { state: "not enforced" });
+  t.match(decideVerdict([], { listeningPorts: new Set<number>(), listeningUnixPaths: new Set(["/run/app.sock"]), unreadableTables: [] }, undefined, [unix]), { state: "present", ports: ["unix:/run/app.sock"] });
+});
