@@ -88,6 +88,8 @@ export interface ListenerScannerOptions {
   readonly procRoot: string;
   /** The kinds required listeners have; a table no kind needs is never read. Default: TCP only. */
   readonly kinds?: readonly ListenerKind[];
+  /** The unix paths the checks ask about: only they are recorded. Default: every listening path. */
+  readonly unixPaths?: readonly string[];
   /** Injected in tests to count reads or fail them. */
   readonly readTable?: TableReader;
 }
@@ -97,9 +99,11 @@ export class ListenerScanner {
   readonly #procRoot: string;
   readonly #tables: readonly SocketTable[];
   readonly #readTable: TableReader;
+  readonly #unixPaths: readonly string[] | undefined;
 
   constructor(options: ListenerScannerOptions) {
     this.#procRoot = options.procRoot;
+    this.#unixPaths = options.unixPaths;
     const kinds = new Set<ListenerKind>(options.kinds ?? ["tcp"]);
     this.#tables = SOCKET_TABLES.filter((table) => [...kinds].some((kind) => KIND_TABLES[kind].includes(table)));
     this.#readTable = options.readTable ?? createFileTableReader();
@@ -123,8 +127,8 @@ export class ListenerScanner {
         unreadableTables.push({ table, error: outcome });
       } else if ("paths" in outcome) {
         for (const path of outcome.paths) listeningUnixPaths.add(path);
-      } else if (table === "udp" || table === "udp6") {
-        for (const port of outcome.addresses.keys()) boundUdpPorts.add(port);
+      } else if ("ports" in outcome) {
+        for (const port of outcome.ports) boundUdpPorts.add(port);
       } else {
         for (const [port, addresses] of outcome.addresses) {
           listeningPorts.add(port);
@@ -142,8 +146,10 @@ export class ListenerScanner {
   }
 
   /** The table's ports with their addresses (unix: its listening paths), or why it is unreadable. */
-  async #scanTable(table: SocketTable): Promise<{ readonly addresses: ReadonlyMap<number, readonly string[]> } | { readonly paths: ReadonlySet<string> } | string> {
-    const parser = table === "unix" ? new UnixTableParser() : table === "udp" || table === "udp6" ? new UdpTableParser() : new TcpTableParser();
+  async #scanTable(
+    table: SocketTable,
+  ): Promise<{ readonly addresses: ReadonlyMap<number, readonly string[]> } | { readonly ports: ReadonlySet<number> } | { readonly paths: ReadonlySet<string> } | string> {
+    const parser = table === "unix" ? new UnixTableParser(this.#unixPaths) : table === "udp" || table === "udp6" ? new UdpTableParser() : new TcpTableParser();
     try {
       await this.#readTable(join(this.#procRoot, "net", table), (chunk) => parser.push(chunk));
     } catch (error) {
@@ -153,7 +159,8 @@ export class ListenerScanner {
     }
     const parsed = parser.finish();
     if (!parsed.readable) return parsed.reason;
-    return "listeningPaths" in parsed ? { paths: parsed.listeningPaths } : { addresses: parsed.listenAddresses };
+    if ("listeningPaths" in parsed) return { paths: parsed.listeningPaths };
+    return table === "udp" || table === "udp6" ? { ports: parsed.listeningPorts } : { addresses: parsed.listenAddresses };
   }
 }
 

@@ -140,8 +140,10 @@ export class TcpTableParser {
     if (found === BLANK) return;
     this.#row++;
     if (found >= 0) {
-      // Only LISTEN rows make a string: a pod has a handful, against thousands of connections.
       this.#listening.add(found);
+      // Only LISTEN rows make a string: a pod has a handful, against thousands of connections.
+      // A UDP table's every row counts, and no UDP check reads an address: none is made.
+      if (this.#rowsThatCount === "every") return;
       const address = localAddressOf(bytes, start, end);
       const addresses = this.#addresses.get(found);
       if (addresses) addresses.push(address);

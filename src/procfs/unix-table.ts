@@ -31,16 +31,23 @@ for (let letter = 0; letter < 6; letter++) {
 /**
  * Incremental parser for `/proc/net/unix` (`unix_seq_show`: `%pK: %08X %08X %08X %04X %02X %5lu`,
  * then ` <path>` when the socket is bound). Feed it bytes in any chunking with {@link push},
- * then call {@link finish}. Never throws on input; only a listening row makes a string. Rows
- * come in hash order, so the whole table is read.
+ * then call {@link finish}. Never throws on input. Rows come in hash order, so the whole table
+ * is read. Given the paths a check asks about, only a listening row at one of them makes a
+ * string: a server of 10,000 listening unix sockets costs the main thread no string per row.
  */
 export class UnixTableParser {
+  /** The paths that matter, as bytes; undefined: every listening path is recorded (tests, fixtures). */
+  readonly #wanted: readonly Buffer[] | undefined;
   #sawHeader = false;
   #failure: string | undefined;
   #row = 0;
   readonly #listening = new Set<string>();
   readonly #carry = Buffer.allocUnsafe(MAX_LINE_BYTES);
   #carryLength = 0;
+
+  constructor(wantedPaths?: readonly string[]) {
+    this.#wanted = wantedPaths?.map((path) => Buffer.from(path, "utf8"));
+  }
 
   /** Feeds the next bytes; returns false once the table is unreadable (more bytes change nothing). */
   push(chunk: Buffer): boolean {
@@ -108,7 +115,12 @@ export class UnixTableParser {
     this.#row++;
     const pathAt = listeningPathAt(bytes, start, end);
     if (pathAt === MALFORMED) this.#failure = `row ${this.#row} is not in the kernel's format`;
-    else if (pathAt >= 0) this.#listening.add(bytes.toString("utf8", pathAt, end));
+    else if (pathAt >= 0 && this.#isWanted(bytes, pathAt, end)) this.#listening.add(bytes.toString("utf8", pathAt, end));
+  }
+
+  #isWanted(bytes: Buffer, start: number, end: number): boolean {
+    if (this.#wanted === undefined) return true;
+    return this.#wanted.some((path) => path.length === end - start && path.compare(bytes, start, end) === 0);
   }
 }
 

@@ -1,4 +1,4 @@
-// UDP table tests: the kernel's captured tables, any state counts, the whole table read.
+// UDP table tests: the kernel's captured tables, any state counts, the whole table read, no string per row.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import t from "tap";
@@ -10,9 +10,8 @@ t.test("bound UDP ports, connected or not, at any address", async (t) => {
   const udp = parseUdpTable(readFileSync(join(fixtures, "udp-and-unix/net/udp")));
   const udp6 = parseUdpTable(readFileSync(join(fixtures, "udp-and-unix/net/udp6")));
   t.same(udp.readable && [...udp.listeningPorts].sort((a, b) => a - b), [5353, 38980], "127.0.0.1:5353 unconnected (07), and a connected client (01) on its own port");
-  t.same(udp.readable && udp.listenAddresses.get(5353), ["127.0.0.1"]);
+  t.same(udp.readable && [...udp.listenAddresses], [], "no address string per row");
   t.same(udp6.readable && [...udp6.listeningPorts], [53], "[::]:53");
-  t.same(udp6.readable && udp6.listenAddresses.get(53), ["::"]);
 });
 
 t.test("a LISTEN-less table is read to its end, and a bad row anywhere makes it unreadable", async (t) => {

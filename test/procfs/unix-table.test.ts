@@ -14,6 +14,13 @@ t.test("the captured table: only listening stream sockets count", async (t) => {
   t.same(paths(parseUnixTable(readFileSync(join(fixtures, "udp-and-unix/net/unix")))), ["/run/app/fpm.sock", "/run/app/with space.sock", "@app-abstract"]);
 });
 
+t.test("given the paths a check asks about, only those are recorded", async (t) => {
+  const bytes = readFileSync(join(fixtures, "udp-and-unix/net/unix"));
+  const parser = new UnixTableParser(["/run/app/fpm.sock", "@app-abstract", "/run/app/bound-only.sock", "/run/app/fpm.soc"]);
+  parser.push(bytes);
+  t.same(paths(parser.finish()), ["/run/app/fpm.sock", "@app-abstract"], "listening and asked for; bound-only and a prefix are not");
+});
+
 t.test("rows", async (t) => {
   const cases: Array<[string, string, string[] | RegExp]> = [
     ["listening stream", HEADER + row("00010000", "0001", "01", "/run/php/fpm.sock"), ["/run/php/fpm.sock"]],
