@@ -123,6 +123,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     ...(clock && { clock }),
     probed,
     warnAfterMs: config.warnAfterMs,
+    thresholds: { failure: config.failureThreshold, success: config.successThreshold },
     observer: metrics?.readiness,
     // Its own port counts only where the proxy connects: an app on [::1] behind a 127.0.0.1 upstream is not ready.
     upstreamListener: upstreamListener(listenerOptions),

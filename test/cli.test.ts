@@ -61,6 +61,8 @@ t.test("both spellings, repeated, sorted", async (t) => {
     "every kind, named or not, in check order: TCP ascending, UDP ascending, unix as given; a path may hold =",
   );
   t.same(kinds.requiredPorts, [15001, 15008], "the TCP ports alone");
+  t.same([config([]).failureThreshold, config([]).successThreshold], [1, 1], "thresholds default to 1: no damping");
+  t.same([config(["--readiness-failure-threshold", "3"], { READINESS_PROXY_SUCCESS_THRESHOLD: "2" }).failureThreshold, config([], { READINESS_PROXY_SUCCESS_THRESHOLD: "2" }).successThreshold], [3, 2]);
   t.same(config(Array.from({ length: 16 }, (_, index) => (index % 2 ? `--readiness-required-listener=udp:${index + 1}` : `--readiness-required-listener=unix:/s${index}`))).requiredListeners.length, 16, "the 16 count every kind");
 });
 
@@ -115,6 +117,9 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [Array.from({ length: 17 }, (_, index) => `--readiness-required-listener=${index + 1}`), {}, 'error: --readiness-required-listener: expected at most 16 ports, got "17 ports"'],
     [[], { READINESS_PROXY_REQUIRED_LISTENERS: "15008,x" }, 'error: READINESS_PROXY_REQUIRED_LISTENERS: expected a port 1..65535, got "x"'],
     [["--readiness-required-listener", "udp:0"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "udp:0"'],
+    [["--readiness-failure-threshold", "0"], {}, 'error: --readiness-failure-threshold: expected an integer 1..100, got "0"'],
+    [["--readiness-success-threshold", "101"], {}, 'error: --readiness-success-threshold: expected an integer 1..100, got "101"'],
+    [[], { READINESS_PROXY_FAILURE_THRESHOLD: "3x" }, 'error: READINESS_PROXY_FAILURE_THRESHOLD: expected an integer 1..100, got "3x"'],
     [["--readiness-required-listener", "unix:run/app.sock"], {}, 'error: --readiness-required-listener: expected unix:<absolute path> or unix:@<abstract name>, got "unix:run/app.sock"'],
     [["--readiness-required-listener", "unix:"], {}, 'error: --readiness-required-listener: expected unix:<absolute path> or unix:@<abstract name>, got "unix:"'],
     [["--readiness-required-listener", "15008", "--readiness-required-listener", "tcp:15008"], {}, 'error: --readiness-required-listener: expected each port once, got "tcp:15008 twice"'],

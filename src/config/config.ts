@@ -21,6 +21,10 @@ export interface Config {
   /** Entrypoint form: also require the upstream's own port when it is on loopback (`auto`), or not (`off`). */
   readonly upstreamListener: UpstreamListenerMode;
   readonly cacheTtlMs: number;
+  /** Failed evaluations in a row before a passing check fails (1: at once). */
+  readonly failureThreshold: number;
+  /** Passing evaluations in a row before a failing check passes again (1: at once). */
+  readonly successThreshold: number;
   readonly procRoot: string;
   readonly responseHeaderTimeoutMs: number;
   readonly shutdownDelayMs: number;

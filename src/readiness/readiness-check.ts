@@ -5,6 +5,8 @@ import { TCP_TABLES, type ListenerScan, type SocketTable } from "../procfs/liste
 import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
 import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
 import { probeSafely, type ProbedCheck } from "./probed-check.js";
+import type { ProbeOutcome } from "./health-probe.js";
+import { Hysteresis, NO_DAMPING, type Thresholds } from "./hysteresis.js";
 import { StillFailingLog } from "./still-failing.js";
 import { ProbeTransitionLog, TransitionLog } from "./transitions.js";
 import type { UpstreamListener } from "./upstream-listener.js";
@@ -48,6 +50,8 @@ export interface ReadinessCheckOptions {
   readonly drain?: { readonly draining: boolean; readonly maintenance?: boolean | undefined };
   /** The admin listener's `maintenance` check exists (read live by /readyz, not run here): first among the names. */
   readonly maintenanceCheck?: boolean;
+  /** --readiness-failure-threshold and --readiness-success-threshold, for every check kind; default 1 and 1. */
+  readonly thresholds?: Thresholds;
 }
 
 /** Nothing required: always ready, and no scan or probe is ever made. */
@@ -102,23 +106,43 @@ function createRun(options: ReadinessCheckOptions, clock: Clock, names: readonly
     observer?.onScan((clock.now() - started) / 1000, scan.unreadableTables.map((unreadable) => unreadable.table));
     return scan;
   };
+  // Rise and fall, once for every check kind: a result is damped before anything (body, logs, metrics) reads it.
+  const hysteresis = new Hysteresis(options.thresholds ?? NO_DAMPING);
+  const lastReason = new Map<string, string>();
+  const lastFailure = new Map<string, ProbeOutcome>();
+  const lastPass = new Map<string, ProbeOutcome>();
+  const damp = (raw: CheckResult, immediate: boolean): CheckResult => {
+    const damped = hysteresis.next(raw.name, raw.ok, immediate);
+    if (!raw.ok) lastReason.set(raw.name, raw.reason);
+    if (damped.ok === raw.ok) return raw;
+    // Until the change has been seen n times, the check reads as it stood, with how far the change has come.
+    return damped.ok ? { name: raw.name, ok: true, note: damped.pending } : { name: raw.name, ok: false, reason: `${lastReason.get(raw.name) ?? "failing"} (${damped.pending})` };
+  };
   return async () => {
     const [scan, outcomes] = await Promise.all([
       anyListener ? scanTables() : undefined,
       Promise.all(probed.map((check) => probeSafely(check.probe))),
     ]);
-    const verdict: Verdict = scan ? decideVerdict(requiredPorts, scan, upstreamListener, otherListeners) : NOTHING_REQUIRED.verdict;
-    const checks: CheckResult[] = listenerResults(verdict, listenerNames);
-    outcomes.forEach((outcome, index) => {
+    const rawVerdict: Verdict = scan ? decideVerdict(requiredPorts, scan, upstreamListener, otherListeners) : NOTHING_REQUIRED.verdict;
+    // Fail open applies at once: a listener passing only because its table is unreadable does not wait.
+    const listenerChecks = listenerResults(rawVerdict, listenerNames).map((result) => damp(result, result.ok && result.note !== undefined));
+    const verdict = dampedVerdict(rawVerdict, listenerChecks);
+    const checks: CheckResult[] = [...listenerChecks];
+    // What each probe's transition line sees: the damped state, so a failure still being counted logs nothing.
+    const dampedOutcomes = outcomes.map((outcome, index) => {
       const { name } = probed[index]!;
-      checks.push(outcome.ok ? { name, ok: true } : { name, ok: false, reason: outcome.reason });
+      const result = damp(outcome.ok ? { name, ok: true } : { name, ok: false, reason: outcome.reason }, false);
+      checks.push(result);
+      (outcome.ok ? lastPass : lastFailure).set(name, outcome);
+      if (result.ok === outcome.ok) return outcome;
+      return (result.ok ? lastPass : lastFailure).get(name) ?? outcome;
     });
     // The whole verdict as /readyz answers it, so that the lines below never claim ready while it is 503.
     const run = {
       failedChecks: [...(drain?.maintenance ? [MAINTENANCE_CHECK] : []), ...checks.filter((check) => !check.ok).map((check) => check.name), ...(drain?.draining ? [SHUTDOWN_CHECK] : [])],
     };
     const saidReady = scan ? transitions.record(scan, verdict, run) : false;
-    outcomes.forEach((outcome, index) => probeTransitions[index]!.record(outcome));
+    dampedOutcomes.forEach((outcome, index) => probeTransitions[index]!.record(outcome));
     transitions.recordVerdict(run, saidReady, names);
     const report: ReadinessReport = { verdict, checks, ...(listenerNames && { listenerNames }) };
     stillFailing?.record(
@@ -129,6 +153,15 @@ function createRun(options: ReadinessCheckOptions, clock: Clock, names: readonly
     observer?.onReport(report);
     return report;
   };
+}
+
+/** The listener verdict as the damped listener checks have it (the same object when damping changed nothing). */
+function dampedVerdict(raw: Verdict, listenerChecks: readonly CheckResult[]): Verdict {
+  const rawFailing = new Set(raw.state === "missing" ? raw.missing : []);
+  if (raw.ports.every((key, index) => listenerChecks[index]!.ok === !rawFailing.has(key))) return raw;
+  const missing = raw.ports.filter((_, index) => !listenerChecks[index]!.ok);
+  if (missing.length === 0) return { state: "present", ready: true, ports: raw.ports };
+  return { state: "missing", ready: false, ports: raw.ports, missing, ...(raw.state === "missing" && raw.unreachable && { unreachable: raw.unreachable }) };
 }
 
 /** A scanner that throws (a bug, not a table problem) fails open like an unreadable table. */
