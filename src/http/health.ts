@@ -4,7 +4,8 @@ import type { ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessCheck } from "../readiness/readiness-check.js";
 import type { ErrorResponder } from "./error-response.js";
 import { wantsHtml } from "./error-response.js";
-import { evaluate, parseReadyzQuery, readyzJson, readyzVerbose, singleCheckText, type ReadyzQuery } from "./readyz-answers.js";
+import { BAD_WAIT_BODY, evaluate, parseReadyzQuery, readyzJson, readyzVerbose, singleCheckText, type ReadyzQuery } from "./readyz-answers.js";
+import { HeldReadyz } from "./readyz-wait.js";
 import { requestIdOf } from "./request-id.js";
 import type { RequestView, ResponseWriter } from "./response-writer.js";
 import type { WaitForDrain } from "./wait-for-drain.js";
@@ -50,6 +51,7 @@ function prepare(text: string, contentType = "application/json"): PreparedBody {
 
 const PLAIN_TEXT = "text/plain; charset=utf-8";
 const OK_BODY = prepare('{"status":"ok"}');
+const BAD_WAIT_BODY_PREPARED = prepare(BAD_WAIT_BODY);
 
 /** The plain /readyz answer for one report and drain state, kept until either changes. */
 interface PreparedAnswer {
@@ -67,6 +69,7 @@ export class HealthEndpoints {
   readonly #errors: ErrorResponder;
   readonly #names: ReadonlySet<string>;
   readonly #waitForDrain: WaitForDrain;
+  readonly #held: HeldReadyz;
   #lastAnswer: PreparedAnswer | undefined;
 
   constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder, waitForDrain: WaitForDrain) {
@@ -75,6 +78,7 @@ export class HealthEndpoints {
     this.#errors = errors;
     this.#names = new Set(readiness.names);
     this.#waitForDrain = waitForDrain;
+    this.#held = new HeldReadyz(readiness);
   }
 
   /**
@@ -107,7 +111,22 @@ export class HealthEndpoints {
   /** Readiness from the cached check; synchronous whenever the cache is fresh. */
   readiness(request: RequestView, writer: ResponseWriter): void {
     const query = parseReadyzQuery(request.url);
-    this.#withReport((report) => (query ? this.#answerQuery(request, writer, report, query) : this.#answerPlain(request, writer, report)));
+    if (query?.waitMs === "invalid") return send(writer, 400, BAD_WAIT_BODY_PREPARED);
+    const waitMs = query?.waitMs;
+    this.#withReport((report) => {
+      if (waitMs !== undefined && waitMs > 0 && this.#holds(report, query!)) {
+        this.#held.hold(report, waitMs, (next) => this.#holds(next, query!), (next) => this.#answerQuery(request, writer, next, query!));
+        return;
+      }
+      if (query) this.#answerQuery(request, writer, report, query);
+      else this.#answerPlain(request, writer, report);
+    });
+  }
+
+  /** Whether `?wait` holds the answer: it would be a 503 that is not draining or maintenance. */
+  #holds(report: ReadinessReport, query: ReadyzQuery): boolean {
+    if (this.#drain.draining || this.#drain.maintenance === true) return false;
+    return !evaluate(report, this.#drain, query.exclude).ready;
   }
 
   /**

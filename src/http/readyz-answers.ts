@@ -1,11 +1,15 @@
 // What /readyz says (CONTRACT §2): the JSON body, the kube-style `?verbose` text, `?exclude`, and `/readyz/<name>`; pure functions over one report.
 import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, listenerCheckName, type CheckResult, type ReadinessReport } from "../readiness/check-results.js";
+import { parseDuration } from "../config/duration.js";
 import type { DrainState } from "./drain-state.js";
+import { MAX_WAIT_MS } from "./readyz-wait.js";
 
 /** What a `/readyz` query asks for; `exclude` holds names as given (trimmed, blanks dropped). */
 export interface ReadyzQuery {
   readonly verbose: boolean;
   readonly exclude: readonly string[];
+  /** `?wait=<duration>`: hold a not-ready answer this long at most; `"invalid"` for a value that is not a duration of at most 30s. */
+  readonly waitMs?: number | "invalid";
 }
 
 /** The query of `url` (`verbose` is present with any value), or undefined when it asks for nothing. */
@@ -15,8 +19,19 @@ export function parseReadyzQuery(url: string): ReadyzQuery | undefined {
   const params = new URLSearchParams(url.slice(mark + 1));
   const exclude = params.getAll("exclude").map((name) => name.trim()).filter((name) => name !== "");
   const verbose = params.has("verbose");
+  const waitText = params.get("wait");
+  const waitMs = waitText === null ? undefined : parseWait(waitText);
+  if (waitMs !== undefined) return { verbose, exclude, waitMs };
   return verbose || exclude.length > 0 ? { verbose, exclude } : undefined;
 }
+
+function parseWait(text: string): number | "invalid" {
+  const ms = parseDuration(text);
+  return ms === undefined || ms > MAX_WAIT_MS ? "invalid" : ms;
+}
+
+/** The 400 body of a `?wait` that is not a duration of at most 30s. */
+export const BAD_WAIT_BODY = `{"error":"wait must be a duration of at most 30s, like 800ms"}`;
 
 /** Every check's result with `maintenance` and `shutdown` read live, and what the excludes did. */
 export interface Evaluation {

@@ -27,6 +27,8 @@ export class CachedCheck<T> {
   #value: T | undefined;
   #hasValue = false;
   #expiresAt = 0;
+  /** When the cached value's run settled: what a caller asking for a fresher one compares. */
+  #settledAt = 0;
   #inFlight: Promise<T> | undefined;
 
   constructor(options: CachedCheckOptions<T>) {
@@ -40,10 +42,14 @@ export class CachedCheck<T> {
     return this.#hasValue && this.#clock.now() < this.#expiresAt ? this.#value : undefined;
   }
 
-  /** A fresh result: the cached one, the one in flight, or a new run. */
-  get(): Promise<T> {
+  /**
+   * A fresh result: the cached one, the one in flight, or a new run. `maxAgeMs` asks for one
+   * fresher than the TTL (the held `/readyz?wait` callers: every 50 ms); a run in flight is shared
+   * either way.
+   */
+  get(maxAgeMs?: number): Promise<T> {
     const cached = this.peek();
-    if (cached !== undefined) return Promise.resolve(cached);
+    if (cached !== undefined && (maxAgeMs === undefined || this.#clock.now() < this.#settledAt + maxAgeMs)) return Promise.resolve(cached);
     this.#inFlight ??= this.#startRun();
     return this.#inFlight;
   }
@@ -56,7 +62,8 @@ export class CachedCheck<T> {
       .then((value) => {
         this.#value = value;
         this.#hasValue = true;
-        this.#expiresAt = this.#clock.now() + this.#ttlMs;
+        this.#settledAt = this.#clock.now();
+        this.#expiresAt = this.#settledAt + this.#ttlMs;
         return value;
       })
       .finally(() => {

@@ -80,9 +80,9 @@ export class ReadinessCheck {
     return this.#cache ? this.#cache.peek() : NOTHING_REQUIRED;
   }
 
-  /** The current report: cached, shared with a run in flight, or from a new run. */
-  check(): Promise<ReadinessReport> {
-    return this.#cache ? this.#cache.get() : Promise.resolve(NOTHING_REQUIRED);
+  /** The current report: cached (at most `maxAgeMs` old when given, else the TTL), shared with a run in flight, or from a new run. */
+  check(maxAgeMs?: number): Promise<ReadinessReport> {
+    return this.#cache ? this.#cache.get(maxAgeMs) : Promise.resolve(NOTHING_REQUIRED);
   }
 
   /** At the end of the drain: every probe's own connection closes. */
