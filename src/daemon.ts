@@ -28,7 +28,7 @@ import type { Clock } from "./readiness/cached-check.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
 import { grpcCheck, httpCheck, upstreamCheck, type ProbedCheck } from "./readiness/probed-check.js";
-import { requiredListenerPorts, upstreamListener } from "./readiness/upstream-listener.js";
+import { requiredListenerPorts, upstreamListener, upstreamUnixListener } from "./readiness/upstream-listener.js";
 import { platformName, VERSION } from "./version.js";
 import { GracefulShutdown } from "./shutdown.js";
 import { MaintenanceMode } from "./admin/maintenance.js";
@@ -101,7 +101,10 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const listenerOptions = { requiredPorts: config.requiredPorts, upstream: config.upstream, mode: config.upstreamListener, entrypointForm: config.appCommand.length > 0 };
   const requiredPorts = requiredListenerPorts(listenerOptions);
   // UDP and unix listeners join the same scan, each kind from its own tables; a table no listener needs is not read.
-  const otherListeners = config.requiredListeners.filter((listener) => listener.kind !== "tcp");
+  // Behind --upstream unix: in the entrypoint form, the app's own socket (as a TCP upstream's own port).
+  const appSocket = upstreamUnixListener(listenerOptions);
+  const operatorOthers = config.requiredListeners.filter((listener) => listener.kind !== "tcp");
+  const otherListeners = appSocket && !operatorOthers.some((listener) => listener.key === appSocket.key) ? [...operatorOthers, appSocket] : operatorOthers;
   const listenerNames = givenListenerNames(config.requiredListeners);
   const listenerKeys = [...requiredPorts, ...otherListeners.map((listener) => listener.key)];
   const scanKinds = [...new Set([...(requiredPorts.length > 0 ? ["tcp" as const] : []), ...otherListeners.map((listener) => listener.kind)])];
@@ -131,7 +134,6 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     maintenanceCheck: maintenance !== undefined,
   });
   const grpcHealth = new GrpcHealthService({ readiness, drain, ttlMs: config.cacheTtlMs });
-  const upstreamUrl = new URL(config.upstream.origin);
   const errorLog = new ProxyErrorLog(log);
   // A defect of ours contained to one request or connection: the process keeps serving everyone else.
   const reportFault = (error: unknown) => {
@@ -139,7 +141,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     errorLog.error("internal error", { err: error });
   };
   const pool = new UpstreamPool({
-    address: { host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(upstreamUrl.port || 80) },
+    address: config.upstream.connectTarget,
     // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
     idleTimeoutMs: 4_000,
     // The app's fault, not a client's: its connection is closed and nobody gets the bytes.
@@ -149,9 +151,9 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   // Made now, connected at its first stream only (our own codec's client side).
   // An app that accepts and never sends SETTINGS: its requests time out at their own head deadline
   // (which counts the connection's setup); the connection itself goes after 10 s at most.
+  const target = config.upstream.connectTarget;
   const h2cPool = new H2cPool({
-    host: upstreamUrl.hostname.replace(/^\[(.*)\]$/, "$1"),
-    port: Number(upstreamUrl.port || 80),
+    ...("path" in target ? { host: "localhost", port: 80, path: target.path } : target),
     idleTimeoutMs: 4_000,
     settingsTimeoutMs: Math.min(config.responseHeaderTimeoutMs, 10_000),
     reportFault,
@@ -185,7 +187,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
     context: {
       pathPrefix: config.upstream.pathPrefix,
-      upstreamHost: upstreamUrl.host,
+      upstreamHost: new URL(config.upstream.origin).host,
       responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
       errors,
       log,
@@ -297,7 +299,9 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
  */
 function probedChecks(config: Config): ProbedCheck[] {
   const timeoutMs = config.upstreamHealthTimeoutMs;
-  const upstream = upstreamCheck({ origin: config.upstream.origin, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs });
+  const target = config.upstream.connectTarget;
+  const socketPath = "path" in target ? target.path : undefined;
+  const upstream = upstreamCheck({ origin: config.upstream.origin, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs, socketPath });
   return [
     ...config.requiredHttpChecks.map((spec) => httpCheck(spec, timeoutMs)),
     ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs)),

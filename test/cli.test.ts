@@ -117,6 +117,8 @@ t.test("usage errors: exit 2, one line naming the input and the value, no stack"
     [Array.from({ length: 17 }, (_, index) => `--readiness-required-listener=${index + 1}`), {}, 'error: --readiness-required-listener: expected at most 16 ports, got "17 ports"'],
     [[], { READINESS_PROXY_REQUIRED_LISTENERS: "15008,x" }, 'error: READINESS_PROXY_REQUIRED_LISTENERS: expected a port 1..65535, got "x"'],
     [["--readiness-required-listener", "udp:0"], {}, 'error: --readiness-required-listener: expected a port 1..65535, got "udp:0"'],
+    [["--upstream", "unix:run/app.sock"], {}, 'error: --upstream: expected unix:<absolute path> or unix://<absolute path>, got "unix:run/app.sock"'],
+    [["--upstream", "unix://"], {}, 'error: --upstream: expected unix:<absolute path> or unix://<absolute path>, got "unix://"'],
     [["--readiness-failure-threshold", "0"], {}, 'error: --readiness-failure-threshold: expected an integer 1..100, got "0"'],
     [["--readiness-success-threshold", "101"], {}, 'error: --readiness-success-threshold: expected an integer 1..100, got "101"'],
     [[], { READINESS_PROXY_FAILURE_THRESHOLD: "3x" }, 'error: READINESS_PROXY_FAILURE_THRESHOLD: expected an integer 1..100, got "3x"'],

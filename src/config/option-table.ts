@@ -106,7 +106,7 @@ export const OPTIONS = [
     kind: "value",
     field: "upstream",
     flag: "--upstream <url>",
-    help: "the app behind the proxy (absolute http URL; a path prefix is kept)",
+    help: "the app behind the proxy (absolute http URL; a path prefix is kept), or unix:<path> (also unix://<path>) for an app on a unix socket",
     env: "READINESS_PROXY_UPSTREAM",
     default: "http://127.0.0.1:8000",
     parse: (input, text) => {

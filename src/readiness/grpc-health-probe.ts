@@ -19,6 +19,8 @@ export interface GrpcHealthProbeOptions {
   /** The service asked for; `""` is the server as a whole. */
   readonly service: string;
   readonly timeoutMs: number;
+  /** A unix socket's path to connect to instead of the origin's host and port (`--upstream unix:`). */
+  readonly socketPath?: string | undefined;
 }
 
 /** A health answer is a few bytes; more than the HTTP check's 10 KB is not one (grpc's RESOURCE_EXHAUSTED). */
@@ -117,10 +119,11 @@ export class GrpcHealthProbe implements HealthProbe {
     if (current !== undefined && current.canOpenStream) return current;
     this.#drop(this.#socket);
     this.#socketError = undefined;
-    const socket = net.connect({ host: this.#host, port: this.#port });
+    const { socketPath } = this.#options;
+    const socket = socketPath === undefined ? net.connect({ host: this.#host, port: this.#port }) : net.connect({ path: socketPath });
     // The probe's connection never keeps the process alive: the listener does that.
     socket.unref();
-    socket.setNoDelay(true);
+    if (socketPath === undefined) socket.setNoDelay(true);
     const connection = connectionOnSocket(socket, probeHandler(() => connection), { role: "client", clock: performance.now.bind(performance) }, (error) => {
       if (this.#socket === socket) this.#socketError = error;
     });

@@ -10,6 +10,8 @@ export interface HttpHealthProbeOptions {
   readonly origin: string;
   readonly path: string;
   readonly timeoutMs: number;
+  /** A unix socket's path to connect to instead of the origin's host and port (`--upstream unix:`). */
+  readonly socketPath?: string | undefined;
 }
 
 /** The kubelet reads at most 10 KB of a probe's body; so do we, then the rest is discarded. */
@@ -65,7 +67,7 @@ export class HttpHealthProbe implements HealthProbe {
   #loadPool(): Promise<Pool> {
     this.#pool ??= import("./upstream-pool.js").then(({ createUpstreamPool }) =>
       // One connection of its own; timeouts are set per probe.
-      createUpstreamPool(this.#options.origin, { connections: 1, headersTimeout: this.#options.timeoutMs, keepAliveTimeout: 4_000 }),
+      createUpstreamPool(this.#options.origin, { connections: 1, headersTimeout: this.#options.timeoutMs, keepAliveTimeout: 4_000, socketPath: this.#options.socketPath }),
     );
     return this.#pool;
   }

@@ -31,11 +31,18 @@ export function grpcCheck(spec: GrpcCheckSpec, timeoutMs: number): ProbedCheck {
 }
 
 /** The app's own check (`upstream`): its health path on the upstream's origin (§3b), or its gRPC service (§13). */
-export function upstreamCheck(options: { readonly origin: string; readonly path?: string | undefined; readonly service?: string | undefined; readonly timeoutMs: number }): ProbedCheck | undefined {
-  const { origin, path, service, timeoutMs } = options;
-  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ origin, service, timeoutMs }) };
+export function upstreamCheck(options: {
+  readonly origin: string;
+  readonly path?: string | undefined;
+  readonly service?: string | undefined;
+  readonly timeoutMs: number;
+  /** `--upstream unix:`: the app's socket. */
+  readonly socketPath?: string | undefined;
+}): ProbedCheck | undefined {
+  const { origin, path, service, timeoutMs, socketPath } = options;
+  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ origin, service, timeoutMs, socketPath }) };
   if (path === undefined) return undefined;
-  return { name: UPSTREAM_CHECK, target: { path }, probe: new HttpHealthProbe({ origin, path, timeoutMs }) };
+  return { name: UPSTREAM_CHECK, target: { path }, probe: new HttpHealthProbe({ origin, path, timeoutMs, socketPath }) };
 }
 
 /** A probe that throws is a failing probe: the endpoint is not known to be ready (no fail-open here). */

@@ -1,6 +1,7 @@
 // The entrypoint form's implicit listener check (CONTRACT §2, §8): the upstream's own port, when the upstream is on loopback, is required like a --readiness-required-listener port, at an address the proxy reaches.
 import type { UpstreamListenerMode } from "../config/config.js";
 import type { Upstream } from "../config/upstream-url.js";
+import { defaultListenerName, type RequiredListener } from "../config/listener-specs.js";
 
 /** The upstream's own listener as the proxy connects to it: the port, and the addresses it tries. */
 export interface UpstreamListener {
@@ -24,7 +25,8 @@ function loopbackHosts(hostname: string): readonly string[] | undefined {
  */
 export function upstreamListener(options: { readonly upstream: Upstream; readonly mode: UpstreamListenerMode; readonly entrypointForm: boolean }): UpstreamListener | undefined {
   const { upstream, mode, entrypointForm } = options;
-  if (mode === "off" || !entrypointForm) return undefined;
+  // A unix socket upstream is required as a unix listener instead (see upstreamUnixListener).
+  if (mode === "off" || !entrypointForm || "path" in upstream.connectTarget) return undefined;
   const url = new URL(upstream.origin);
   const hosts = loopbackHosts(url.hostname);
   return hosts && { port: Number(url.port || 80), hosts };
@@ -56,4 +58,15 @@ export function reachesUpstream(listener: UpstreamListener, address: string): bo
   return listener.hosts.some((host) =>
     host.includes(":") ? address === host || address === "::" : address === host || address === "0.0.0.0" || address === "::" || address === `::ffff:${host}`,
   );
+}
+
+/**
+ * The entrypoint form's check of an app behind `--upstream unix:<path>` with `auto`: the socket
+ * listening at that path (`listener-unix-<basename>`), or undefined (TCP upstream, sidecar form, `off`).
+ */
+export function upstreamUnixListener(options: { readonly upstream: Upstream; readonly mode: UpstreamListenerMode; readonly entrypointForm: boolean }): RequiredListener | undefined {
+  const { upstream, mode, entrypointForm } = options;
+  if (mode === "off" || !entrypointForm || !("path" in upstream.connectTarget)) return undefined;
+  const { path } = upstream.connectTarget;
+  return { kind: "unix", key: `unix:${path}`, path, name: defaultListenerName(`unix:${path}`) };
 }

@@ -31,6 +31,8 @@ export interface UpstreamPoolOptions {
   readonly headersTimeout: number;
   readonly keepAliveTimeout: number;
   readonly connections?: number;
+  /** Connect to this unix socket instead of the origin's host and port. */
+  readonly socketPath?: string | undefined;
 }
 
 /** A Pool for `origin` whose clients carry the guard above. */
@@ -42,6 +44,7 @@ export function createUpstreamPool(origin: string, options: UpstreamPoolOptions)
     keepAliveTimeout: options.keepAliveTimeout,
     keepAliveMaxTimeout: options.keepAliveTimeout,
     ...(options.connections === undefined ? {} : { connections: options.connections }),
+    ...(options.socketPath === undefined ? {} : { connect: { socketPath: options.socketPath } }),
     factory: (factoryOrigin, clientOptions) => {
       const client = new ClientClass(factoryOrigin, clientOptions);
       client.on("disconnect", () => dropAbortedPending(client as unknown as ClientQueue));

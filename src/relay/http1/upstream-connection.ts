@@ -22,10 +22,8 @@ export interface UpstreamOwner {
   onInternalFault(error: unknown): void;
 }
 
-export interface UpstreamAddress {
-  readonly host: string;
-  readonly port: number;
-}
+/** Host and port, or a unix socket's path (`--upstream unix:`). */
+export type UpstreamAddress = { readonly host: string; readonly port: number } | { readonly path: string };
 
 /** A connection's life: the pool reuses it only while it is `idle`. */
 export class UpstreamConnection {
@@ -71,7 +69,7 @@ export class UpstreamConnection {
   onGone: ((connection: UpstreamConnection) => void) | undefined;
 
   constructor(address: UpstreamAddress) {
-    this.socket = connect({ host: address.host, port: address.port, noDelay: true });
+    this.socket = "path" in address ? connect({ path: address.path }) : connect({ host: address.host, port: address.port, noDelay: true });
     this.#parser = new HttpParser("response", {
       onMessageBegin: () => {
         if (this.#owner === undefined) this.#unasked = true;

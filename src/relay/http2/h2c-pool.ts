@@ -16,6 +16,8 @@ export interface H2cSessionUser {
 export interface H2cPoolOptions {
   readonly host: string;
   readonly port: number;
+  /** A unix socket's path (`--upstream unix:`): connected to instead of host and port. */
+  readonly path?: string;
   /** A session without streams is closed after about this long (as the HTTP/1.1 pool's idle connections). */
   readonly idleTimeoutMs: number;
   /**
@@ -134,8 +136,8 @@ export class H2cPool {
   }
 
   #open(): PooledSession {
-    const { host, port } = this.#options;
-    const socket = connect({ host, port, noDelay: true });
+    const { host, port, path } = this.#options;
+    const socket = path === undefined ? connect({ host, port, noDelay: true }) : connect({ path });
     let pooled: PooledSession | undefined;
     const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW }, (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
