@@ -31,7 +31,7 @@ interface Http1Answer {
  * until the proxy closes the connection: `close` adds `Connection: close`; without it, only the
  * proxy's own decision (a 400's) closes it, else the test's bound fails it.
  */
-function http1Request(port: number, host: string, { close = false, extra = "" } = {}): Promise<Http1Answer> {
+function http1Request(port: number, host: string, { close = false, extra = "", target = "/where" } = {}): Promise<Http1Answer> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     let text = "";
@@ -45,7 +45,7 @@ function http1Request(port: number, host: string, { close = false, extra = "" } 
       socket.destroy();
     });
     socket.on("error", reject);
-    socket.write(`GET /where HTTP/1.1\r\nHost: ${host}\r\n${close ? "Connection: close\r\n" : ""}${extra}\r\n`);
+    socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${close ? "Connection: close\r\n" : ""}${extra}\r\n`);
   });
 }
 
@@ -101,5 +101,17 @@ for (const pairing of ["HTTP/1.1 to HTTP/1.1", "HTTP/1.1 to h2c"] as const) {
     // Listed or not, it is judged: an invalid one is refused all the same.
     t.equal((await http1Request(daemon.port, "a b", { extra: "Connection: host\r\n" })).status, 400);
     t.equal(seen().length, 1);
+  });
+}
+
+for (const pairing of ["HTTP/1.1 to HTTP/1.1", "HTTP/1.1 to h2c"] as const) {
+  t.test(`${pairing}: an absolute-form target's authority replaces Host, so it passes the same rule; X-Forwarded-Host names it`, async (t) => {
+    const { daemon, seen } = await setUp(t, pairing);
+    t.equal((await http1Request(daemon.port, "client.example", { close: true, target: "http://svc.example:8443/where" })).status, 200);
+    t.same(seen(), [{ host: "svc.example:8443", forwardedHost: "svc.example:8443" }]);
+    const refused = await http1Request(daemon.port, "client.example", { target: "http://a..b:8o/where" });
+    t.equal(refused.status, 400, "an authority that fails the rule: 400, and the close");
+    t.match(JSON.parse(refused.body), { error: { code: 400, message: "bad request target" } });
+    t.equal(seen().length, 1, "never reaches the app");
   });
 }
