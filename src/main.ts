@@ -7,6 +7,7 @@ import { isAdminCommand, parseCommandLine } from "./cli.js";
 import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createProcessLog } from "./logger.js";
+import { openStdoutDestinations } from "./access-log/stdout-sink.js";
 import { armFaults, faultPlanFromEnv, faultsArmed } from "./relay/fault-injection.js";
 import { isBuildingSnapshot } from "./snapshot-build.js";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
@@ -28,7 +29,8 @@ async function main(): Promise<void> {
     return;
   }
   const { config } = commandLine;
-  const processLog = createProcessLog(config.logLevel);
+  // In the entrypoint form the app shares stdout: its description must stay as the app got it.
+  const processLog = createProcessLog(config.logLevel, (reports) => openStdoutDestinations(reports, { sharedWithApp: config.appCommand.length > 0 }));
   const { log } = processLog;
   // Found while parsing, before the logger existed: logged as JSON lines like every other.
   for (const warning of commandLine.warnings) log.warn(warning.fields, warning.msg);

@@ -1,4 +1,4 @@
-// Where the process's lines go: when stdout is a pipe (what container runtimes give a container), a non-blocking descriptor of the process's own for every line; else lifecycle lines written at once to fd 1 and access lines through sonic-boom.
+// Where the process's lines go: when stdout is a pipe (what container runtimes give a container), a non-blocking descriptor of the process's own for every line; a socket no app shares (systemd's journal) too; else lifecycle lines written at once to fd 1 and access lines through sonic-boom.
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { pino } from "pino";
 import { MAX_QUEUED_BYTES, type AccessSink } from "./access-sink.js";
@@ -12,6 +12,8 @@ export const PIPE_BUF = 4096;
 export interface StdoutSinkSource {
   readonly fd?: number;
   readonly procSelfFd?: string;
+  /** The entrypoint form: the app inherits stdout's open file description, so it must stay blocking. */
+  readonly sharedWithApp?: boolean;
 }
 
 /** Where the process log writes: lifecycle lines, and the access sink (opened at the first access line unless already open). */
@@ -35,7 +37,7 @@ export interface StdoutDestinations {
  */
 export function openStdoutDestinations(options: PipeSinkOptions = {}, source: StdoutSinkSource = {}): StdoutDestinations {
   const fd = source.fd ?? 1;
-  const own = reopenPipeNonBlocking(fd, source.procSelfFd ?? "/proc/self/fd");
+  const own = reopenPipeNonBlocking(fd, source.procSelfFd ?? "/proc/self/fd") ?? (source.sharedWithApp ? undefined : socketOfOurOwn(fd));
   let pipe: PipeSink | undefined;
   if (own !== undefined) {
     try {
@@ -84,6 +86,23 @@ export function reopenPipeNonBlocking(fd: number, procSelfFd: string): number | 
   }
   if (own !== undefined) closeQuietly(own);
   return undefined;
+}
+
+/**
+ * `fd` itself when it is a socket that no app shares (the sidecar form): a socket cannot be
+ * reopened through /proc, but its description is then ours alone, so the pipe sink may make it
+ * non-blocking. Why: a socket nobody reads (systemd's journal, stalled) would otherwise block
+ * the loop in a lifecycle line's write(2) and a thread-pool thread in sonic-boom's forever, and
+ * process.exit() waits for that thread: SIGTERM would never end the process. In the entrypoint
+ * form the app writes through the same description, and O_NONBLOCK would hand it EAGAIN: there
+ * sonic-boom stays (and the stop waits on the journal as the app's own writes do).
+ */
+function socketOfOurOwn(fd: number): number | undefined {
+  try {
+    return fstatSync(fd).isSocket() ? fd : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function closeQuietly(fd: number): void {

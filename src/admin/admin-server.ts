@@ -42,7 +42,8 @@ export class AdminServer {
 }
 
 async function route(actions: AdminActions, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const url = new URL(request.url ?? "/", "http://admin");
+  const url = targetUrl(request.url ?? "/");
+  if (url === null) return answer(response, 400, { error: "bad request target" });
   const method = request.method ?? "GET";
   if (url.pathname === "/drain" && method === "POST") {
     actions.drain();
@@ -62,6 +63,15 @@ async function route(actions: AdminActions, request: IncomingMessage, response: 
   }
   if (url.pathname === "/status" && (method === "GET" || method === "HEAD")) return answer(response, 200, await actions.status());
   answer(response, 404, { error: "not found" });
+}
+
+/**
+ * The request target as a URL, or null when it is none (RFC 9112 §3.2). An origin-form target is
+ * read under a fixed origin, so `//` stays a path (not a scheme-relative URL, which the URL
+ * parser refuses); anything else (absolute-form, `*`, junk) goes to the parser as it is.
+ */
+function targetUrl(target: string): URL | null {
+  return URL.parse(target.charCodeAt(0) === 0x2f /* "/" */ ? `http://admin${target}` : target);
 }
 
 function answer(response: ServerResponse, status: number, body: unknown): void {

@@ -41,11 +41,19 @@ t.test("run as written: readiness follows the app's health", { skip }, async (t)
     if (reason !== reasons.at(-1)) reasons.push(reason);
     if (reason !== "ok") await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  t.same(reasons.filter((reason) => reason !== "connection refused"), ["status NOT_SERVING", "ok"], `NOT_SERVING while it warms up, then ready (${reasons.join(" -> ")})`);
-  t.match(daemon.records.filter((record) => String(record.msg).startsWith("upstream health check")), [
-    { msg: "upstream health check failing; reporting not ready", service: "" },
-    { msg: "upstream health check passing", service: "" },
-  ]);
+  // Which the probes see before "ok" (connection refused, NOT_SERVING, both or, on a loaded machine
+  // where the warm-up passes between two probes, neither), the machine decides: the rule holds in
+  // any of those orders. The log says failing once, then passing, whenever a probe saw it fail.
+  t.equal(reasons.at(-1), "ok", `ready once it says SERVING (${reasons.join(" -> ")})`);
+  t.ok(reasons.slice(0, -1).every((reason) => reason === "connection refused" || reason === "status NOT_SERVING"), `before it, only the app's start and its warm-up (${reasons.join(" -> ")})`);
+  const transitions = daemon.records.filter((record) => String(record.msg).startsWith("upstream health check"));
+  if (reasons.length > 1 || transitions.length > 0) {
+    t.match(transitions, [
+      { msg: "upstream health check failing; reporting not ready", service: "" },
+      { msg: "upstream health check passing", service: "" },
+    ]);
+    t.equal(transitions.length, 2, "each transition once");
+  }
   const readyz = startGrpcClient(t, "check", daemon.port, "");
   t.equal(await readyz.waitForLine(/^(status|error)/), "status SERVING", 'service "": the proxy answers from /readyz');
   const other = startGrpcClient(t, "check", daemon.port, "my.Other");

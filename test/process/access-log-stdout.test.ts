@@ -1,4 +1,4 @@
-// The shipped program's log on each kind of stdout (CONTRACT §11): a FIFO gets the pipe sink for every line (a non-blocking descriptor of the proxy's own; fd 1 and the app's stdout stay blocking), a stopped reader costs lines and not memory or /health, a file and a socket keep sonic-boom for access lines.
+// The shipped program's log on each kind of stdout (CONTRACT §11): a FIFO gets the pipe sink for every line (a non-blocking descriptor of the proxy's own; fd 1 and the app's stdout stay blocking), a stopped reader costs lines and not memory or /health, a file keeps sonic-boom for access lines; a socket no app shares (the sidecar form) gets the pipe sink on fd 1 itself.
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -146,7 +146,7 @@ t.test("stdout a file: the fallback (sonic-boom) writes every line whole and in 
   t.same(records.filter((record) => record.msg === "request").map((record) => record.path), paths);
 });
 
-t.test("stdout a socket (a Node parent's pipe): the fallback too, nothing more opened", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
+t.test("stdout a socket (a Node parent's pipe): the pipe sink on fd 1 itself, nothing more opened", { skip: !bundle.built && "the bundle is not built: run make build" }, async (t) => {
   const upstream = await startUpstream(t);
   const daemon = await spawnDaemon(t, bundle.command, ["--upstream", upstream.url, "--access-log"]);
   t.equal((await send(daemon.port, "/x")).status, 200);

@@ -1,5 +1,6 @@
-// Issue 37.3 against the binary: stdout a pipe whose reader stopped (full) costs log lines, never the event loop: /healthz and a 502 are answered, a SIGTERM is obeyed within its timeouts, and lines flow again once it reads.
+// Issues 37.3 and 52.7 against the binary: stdout a pipe whose reader stopped (full), or a socket nobody reads, costs log lines, never the event loop: /healthz and a 502 are answered, a SIGTERM is obeyed within its timeouts, and lines flow again once it reads.
 import { spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import { closeSync, existsSync, writeSync } from "node:fs";
 import t, { type Test } from "tap";
 import { reopenPipeNonBlocking } from "../../src/access-log/stdout-sink.js";
@@ -77,4 +78,31 @@ t.test("a full stdout that reads again: the lines held come out whole, lifecycle
   await reader.ended;
   t.equal(reader.rest(), "", "no torn line");
   t.ok(reader.lines.some(isMsg("stopped")), "every line out by the exit");
+});
+
+t.test("stdout a socket nobody reads (systemd's journal, stalled): /healthz is answered and SIGTERM ends the process within its timeouts, exit 0", { skip }, async (t) => {
+  const upstream = await startUpstream(t);
+  // A Node parent's "pipe" is a unix socketpair: the child's stdout is a socket, as the journal's is.
+  const child = spawn("env", ["-u", "NODE_OPTIONS", BINARY, "--listen", "127.0.0.1:0", "--upstream", upstream.url, "--access-log", "--shutdown-delay", "0s", "--shutdown-timeout", "2s"], {
+    env: { PATH: process.env.PATH },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  t.teardown(() => void child.kill("SIGKILL"));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const listening = await lineReader(child.stdout as Socket).untilLine(isMsg("listening"));
+  const port = Number(/:(\d+)"/.exec(listening)![1]);
+  // From here nobody reads: the socket's buffer fills, then the 1 MiB the process may hold.
+  child.stdout!.pause();
+  // About 8 KiB an access line: 400 of them are 3 MiB, past the socket's buffer and the bound together.
+  const userAgent = "x".repeat(8_000);
+  for (let batch = 0; batch < 20; batch++) {
+    const answers = await within(Promise.all(Array.from({ length: 20 }, () => send(port, "/ok", { headers: { "user-agent": userAgent } }))), 20_000, "no answer");
+    t.notOk(typeof answers === "string", `batch ${batch}: answered while stdout takes nothing`);
+    if (typeof answers === "string") return;
+  }
+  const health = await within(send(port, "/healthz"), 10_000, "no answer");
+  t.equal(typeof health === "string" ? health : health.status, 200, "/healthz answers");
+  child.kill("SIGTERM");
+  // 2 s of shutdown timeout and 1 s for the log's end at most; the bound here only keeps a hang from stalling the suite.
+  t.equal(await within(exited, 20_000, "still running"), 0, "SIGTERM obeyed: exit 0 while stdout takes nothing");
 });

@@ -72,11 +72,12 @@ for (const artifact of BUILT_ARTIFACTS) {
       t.equal((await send(daemon.port, "/readyz?verbose")).text(), `[-]listener-${appPort} failed: not listening\n[+]shutdown ok\nreadyz check failed\n`, "the public reason stays short and fixed");
       t.equal((await send(daemon.port, "/anything")).status, 502, "what the kubelet would have published: every request 502");
       t.match(unreachableLine(), { level: 40, ports: [appPort], missing: [appPort], unreachable: [`[::1]:${appPort}`] }, "the log names where it does listen, at once");
-      t.match(
-        daemon.records.filter((record) => record.msg === "required listeners missing; reporting not ready"),
-        [{ level: 30 }, { level: 40, unreachable: [`[::1]:${appPort}`] }],
-        "not listening at start is info; listening out of reach is a warning at once",
-      );
+      // The first probe may come before python listens (the info line first) or after (the warning
+      // alone): which, the machine decides. The rule holds either way.
+      const missing = daemon.records.filter((record) => record.msg === "required listeners missing; reporting not ready");
+      t.match(missing.at(-1), { level: 40, unreachable: [`[::1]:${appPort}`] }, "listening out of reach is a warning at once");
+      const before = missing.slice(0, -1);
+      t.ok(before.length <= 1 && before.every((record) => record.level === 30 && record.unreachable === undefined), "before it, at most the start's not-listening line, at info");
       t.notOk(daemon.records.some((record) => String(record.msg).includes("reporting ready")), "never reported ready");
     });
 

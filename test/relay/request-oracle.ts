@@ -1,4 +1,5 @@
 // The request fuzz's oracle: from node:http's verdict on some bytes, what the proxy must do with them (or, for today's daemon, may do), and the comparison with what it did.
+import { authorityIsValid } from "../../src/http/authority.js";
 import type { RecordedRequest } from "../helpers/recording-upstream.js";
 import type { ExchangeResult } from "./raw-exchange.js";
 import type { ReferenceRequest, ReferenceVerdict } from "./reference-server.js";
@@ -144,6 +145,8 @@ function walk(verdict: ReferenceVerdict, today: boolean): Expectation {
     const answersBefore = expectation.outcomes.length;
     if (request.expectationFailed) answered(request, [417]);
     else if (isHealthPath(request.method, request.url)) answered(request, [200, 503]);
+    // The one authority rule (issue 52; its own table in authority-rule.test.ts): a Host that fails it is a 400 before the target is looked at.
+    else if (!today && headerValues(request, "host").length === 1 && !authorityIsValid(headerValues(request, "host")[0]!)) return closingAnswer(request, [400], more);
     else if (request.url.startsWith("/")) target = { url: request.url, authority: undefined };
     else if (ABSOLUTE_FORM.test(request.url)) {
       const [, authority, rest = ""] = ABSOLUTE_FORM.exec(request.url)!;

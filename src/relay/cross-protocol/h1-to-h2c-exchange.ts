@@ -8,7 +8,7 @@ import { expectsContinue } from "../http1/interim-responses.js";
 import type { ClientConnection } from "../http1/client-connection.js";
 import { Http1ClientExchange } from "../http1/http1-client-exchange.js";
 import { clientAddressOf } from "../client-address.js";
-import { framingRefusal } from "../http1/forward-plan.js";
+import { framingRefusal, hostRefusal } from "../http1/forward-plan.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestHead } from "../http1/request-head.js";
 import { relayedResponseHead } from "../http1/response-head.js";
@@ -30,9 +30,11 @@ export class H1ToH2cExchange extends Http1ClientExchange implements H2cAppUser {
     // As planForward: a framing that cannot be passed on is refused first, whatever the target.
     const framing = framingRefusal(request);
     if (framing !== undefined) return this.failBeforeHead(framing.status, new Error(framing.detail), framing.reason);
+    const host = hostRefusal(request);
+    if (host !== undefined) return this.failBeforeHead(host.status, new Error(host.detail), host.reason);
     const url = request.url;
     let target: string;
-    let authority = request.header("host");
+    let hostOverride: string | undefined;
     if (url.charCodeAt(0) === 0x2f /* "/" */) target = this.context.pathPrefix + url;
     else {
       const absolute = parseAbsoluteTarget(url);
@@ -41,9 +43,9 @@ export class H1ToH2cExchange extends Http1ClientExchange implements H2cAppUser {
         return this.failBeforeHead(400, new Error("bad request target"), "bad request target");
       }
       target = this.context.pathPrefix + absolute.path;
-      authority = absolute.authority;
+      hostOverride = absolute.authority;
     }
-    this.#fields = h1ToH2cFields(request, target, authority, { clientAddress: clientAddressOf(this.client.remoteAddress), upstreamHost: this.context.upstreamHost });
+    this.#fields = h1ToH2cFields(request, target, hostOverride, { clientAddress: clientAddressOf(this.client.remoteAddress), upstreamHost: this.context.upstreamHost });
     this.expectsContinue = expectsContinue(request);
     this.admit();
   }

@@ -7,13 +7,17 @@ import type { H2ForwardOptions } from "../http2/h2-forward-headers.js";
 /**
  * An HTTP/1.1 request as h2c header fields (`--upstream-protocol h2c`), the codec's flat list:
  * Host becomes `:authority`, names are lower-cased, hop-by-hop fields (and those its Connection
- * lists) and the framing fields are dropped, X-Forwarded-* appended. `authority`: an
- * absolute-form target's, else Host's.
+ * lists) and the framing fields are dropped, X-Forwarded-* appended. As on the HTTP/1.1 path
+ * (forwarded-request-head.ts): `hostOverride`, an absolute-form target's authority, replaces
+ * Host; a Host the client's Connection lists is hop-by-hop, so the upstream's goes instead; either
+ * way X-Forwarded-Host says what the client named.
  */
-export function h1ToH2cFields(request: RequestHead, target: string, authority: string | undefined, options: Omit<H2ForwardOptions, "target">): string[] {
-  const out = [":method", request.method, ":path", target, ":scheme", "http", ":authority", authority ?? options.upstreamHost];
+export function h1ToH2cFields(request: RequestHead, target: string, hostOverride: string | undefined, options: Omit<H2ForwardOptions, "target">): string[] {
   const connection = request.joined("connection");
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames([connection]);
+  const clientHost = request.header("host");
+  const authority = hostOverride ?? (listed.has("host") ? undefined : clientHost);
+  const out = [":method", request.method, ":path", target, ":scheme", "http", ":authority", authority ?? options.upstreamHost];
   const forwarded = new ForwardedFields();
   const raw = request.headers;
   for (let index = 0; index < raw.length; index += 2) {
@@ -26,6 +30,6 @@ export function h1ToH2cFields(request: RequestHead, target: string, authority: s
   }
   const contentLength = request.header("content-length");
   if (contentLength !== undefined) out.push("content-length", contentLength);
-  forwarded.appendFields(out, options.clientAddress, request.header("host") ?? authority);
+  forwarded.appendFields(out, options.clientAddress, hostOverride ?? clientHost);
   return out;
 }

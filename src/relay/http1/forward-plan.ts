@@ -1,4 +1,5 @@
 // Decides what becomes of a request before anything is sent: forwarded (with its head built once), answered by the proxy, or refused with a 400 or 501.
+import { authorityIsValid } from "../../http/authority.js";
 import { parseAbsoluteTarget } from "../../http/request-target.js";
 import { clientAddressOf } from "../client-address.js";
 import { forwardedRequestHead, type ForwardedHead } from "./forwarded-request-head.js";
@@ -29,6 +30,8 @@ export function planForward(request: RequestHead, context: RelayContext, remoteA
   // what follows it, so its 501 (and the close) comes before `OPTIONS *` is ours to answer.
   const framing = framingRefusal(request);
   if (framing !== undefined) return framing;
+  const host = hostRefusal(request);
+  if (host !== undefined) return host;
   const url = request.url;
   let target: string;
   let hostOverride: string | undefined;
@@ -64,6 +67,19 @@ export function framingRefusal(request: RequestHead): Refusal | undefined {
   return transferEncoding.trim() === ""
     ? refuse(400, "bad request framing", "an empty Transfer-Encoding")
     : refuse(501, "transfer coding not supported", `Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
+}
+
+/**
+ * The refusal of a Host that fails the one authority rule (src/http/authority.ts, which our h2
+ * listener applies to `:authority`), whatever becomes of it: it goes on as Host or `:authority`,
+ * or as X-Forwarded-Host when Connection lists it or an absolute-form target replaces it.
+ * undefined when it passes, or when there is none (an HTTP/1.0 request; the listener has refused
+ * an HTTP/1.1 one without Host, or with two).
+ */
+export function hostRefusal(request: RequestHead): Refusal | undefined {
+  const host = request.header("host");
+  if (host === undefined || authorityIsValid(host)) return undefined;
+  return refuse(400, "invalid host", `Host ${JSON.stringify(host)}`);
 }
 
 /**

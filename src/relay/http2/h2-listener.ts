@@ -9,14 +9,16 @@ import { PORT_EVENTS } from "./stream-port.js";
 import { routeStream, type H2RoutingParts } from "./h2-routing.js";
 import { H2Request } from "./h2-request.js";
 import { scheduleConnectionAge } from "../connection-age.js";
+import { authorityIsValid } from "../../http/authority.js";
 
 /** The client connection preface (RFC 9113 §3.4): what llhttp stopped at, given back to the codec. */
 export const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
 
 /**
- * What an HTTP/1.1 request line and Host can carry (RFC 9112 §3): a method token, and a target and
- * authority of visible ASCII. Checked for every stream (the codec has checked RFC 9113 §8 already),
- * so that no translation to HTTP/1.1 can split a request line (`:path` = `/a HTTP/1.1`).
+ * What an HTTP/1.1 request line can carry (RFC 9112 §3): a method token and a target of visible
+ * ASCII. Checked for every stream (the codec has checked RFC 9113 §8 already), so that no
+ * translation to HTTP/1.1 can split a request line (`:path` = `/a HTTP/1.1`); the authority gets
+ * the one rule every pairing applies (src/http/authority.ts).
  */
 const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
@@ -113,7 +115,7 @@ export class H2Listener {
   #onRequest(connection: H2Connection, stream: H2Stream, fields: string[], endStream: boolean, remoteAddress: string | undefined): void {
     // Copied: the connection decodes every block into the same list.
     const request = new H2Request(fields.slice(), endStream);
-    if (!METHOD_TOKEN.test(request.method) || !VISIBLE_ASCII.test(request.url) || (request.authority !== undefined && !VISIBLE_ASCII.test(request.authority))) {
+    if (!METHOD_TOKEN.test(request.method) || !VISIBLE_ASCII.test(request.url) || (request.authority !== undefined && !authorityIsValid(request.authority))) {
       // Malformed for any translation: a stream error, never routed.
       connection.reset(stream, H2_ERROR.PROTOCOL_ERROR);
       return;
