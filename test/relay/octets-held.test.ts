@@ -1,6 +1,8 @@
-// Memory follows octets, never pieces (CONTRACT §13), on the wire: an h2 client's body in 1-octet DATA frames, held on every path that holds a body (a local gRPC health read, a queued stream, an h2c app that returns no credit, a body kept for a resend), costs the proxy's heap a small multiple of the octets.
+// Memory follows octets, never pieces (CONTRACT §13), on the wire: a body in 1-octet pieces (h2 DATA frames, HTTP/1.1 chunks), held on every path that holds one (a local gRPC health read, a queued request, an h2c app that returns no credit, a body kept for a resend), costs the proxy's heap a small multiple of the octets.
 import { spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
+import { connect, type Socket } from "node:net";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setFlagsFromString } from "node:v8";
@@ -167,4 +169,43 @@ t.test("an h2c app that reads the body and has not answered: what is kept to sen
   const daemon = await startTestDaemon(t, ["--upstream", app.url]);
   // The app has had every octet (the last 64 KiB mark of them): each stream's whole body is kept until its answer.
   await assertHeldByOctets(t, daemon, "/upload", undefined, { headsTaken: () => app.opened(STREAMS), settled: () => app.received(HELD & ~0xffff) });
+});
+
+t.test("HTTP/1.1 bodies in 1-octet chunks, queued behind --max-concurrency with the slot held", async (t) => {
+  const app = await startGatedUpstream(t);
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--max-concurrency", "1", "--max-queue", String(STREAMS)]);
+  const accepted: Socket[] = [];
+  for (const server of daemon.server.sockets.servers) server.on("connection", (socket: Socket) => accepted.push(socket));
+  const holder = httpRequest({ port: daemon.port, host: "127.0.0.1", path: "/hold" });
+  holder.on("error", () => {});
+  holder.end();
+  const [held] = await app.arrivals(1);
+  t.teardown(() => held!.release());
+  // Under the 64 KiB a queued request's body may hold before its client is paused: all of it is read.
+  const octets = 60_000;
+  const request = Buffer.concat([Buffer.from("POST /upload HTTP/1.1\r\nHost: proxy.test\r\nTransfer-Encoding: chunked\r\n\r\n"), Buffer.from("1\r\na\r\n".repeat(octets))]);
+  const clients = await Promise.all(
+    Array.from(
+      { length: STREAMS },
+      () =>
+        new Promise<Socket>((resolve) => {
+          const socket = connect(daemon.port, "127.0.0.1", () => resolve(socket));
+          socket.on("error", () => {});
+        }),
+    ),
+  );
+  t.teardown(() => clients.forEach((socket) => socket.destroy()));
+  const before = heldAfterGc();
+  await Promise.all(clients.map((socket) => new Promise((resolve) => socket.write(request, resolve))));
+  // Read by the proxy: what its sockets have read (a bounded wait on a count, not a sleep).
+  const expected = STREAMS * request.length;
+  for (let turn = 0; accepted.reduce((sum, socket) => sum + socket.bytesRead, 0) < expected; turn++) {
+    if (turn > 100_000) throw new Error("the proxy never read the bodies");
+    await nextTurn();
+  }
+  const growth = heldAfterGc() - before;
+  const heldOctets = STREAMS * octets;
+  t.comment(`${heldOctets} octets in 1-octet chunks: the heap grew ${mib(growth)} (${(growth / heldOctets).toFixed(1)} bytes per octet)`);
+  t.ok(growth < 3 * heldOctets + 1024 * 1024, `grew ${mib(growth)}, under ${mib(3 * heldOctets + 1024 * 1024)}`);
+  t.equal(app.arrived.length, 1, "the queued requests never reached the app");
 });
