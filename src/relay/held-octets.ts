@@ -26,6 +26,7 @@ export class HeldOctets {
 
   /** Copies `chunk` in after what is held. */
   append(chunk: Buffer): void {
+    if (chunk.length === 0) return;
     const length = this.#length + chunk.length;
     let buffer = this.#buffer;
     if (buffer === undefined || length > buffer.length) {
