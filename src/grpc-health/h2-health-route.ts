@@ -5,11 +5,12 @@ import type { H2Request } from "../relay/http2/h2-request.js";
 import type { LocalH2Service } from "../relay/http2/h2-routing.js";
 import type { GrpcResponder } from "./grpc-responder.js";
 import { GRPC_CONTENT_TYPE, encodeGrpcMessage } from "../grpc/grpc-status.js";
-import { healthMethodOf, type GrpcHealthService } from "./health-service.js";
+import { MAX_HEALTH_REQUEST_BYTES, healthMethodOf, type GrpcHealthService } from "./health-service.js";
 
 /** The routing's hook: the head decides whether the body is read; the body whether the call is ours. */
 export function healthRoute(service: GrpcHealthService): LocalH2Service {
   return {
+    bodyLimit: MAX_HEALTH_REQUEST_BYTES,
     claims: (request: H2Request) => healthMethodOf(request.method, request.url, request.header("content-type")) !== undefined,
     answer: (request: H2Request, body: Buffer, stream: ClientStream) =>
       service.answer(healthMethodOf(request.method, request.url, request.header("content-type"))!, body, new StreamResponder(stream)),

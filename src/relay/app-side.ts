@@ -30,8 +30,8 @@ export interface AppSide {
   readonly takesBody: boolean;
   /** Admitted: a connection or stream is asked for, and the request goes on it. */
   open(): void;
-  /** A piece of the client's body (copied where kept, unless `owned`); false when the client should pause. */
-  sendBody(chunk: Buffer, owned: boolean): boolean;
+  /** A piece of the client's body (copied where kept: held-octets.ts); false when the client should pause. */
+  sendBody(chunk: Buffer): boolean;
   /** The client's body ended, with its trailers (where the app's protocol carries them). */
   endBody(trailers?: readonly string[]): void;
   /** The client took what it was given: the app is read again. */

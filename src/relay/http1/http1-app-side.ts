@@ -5,6 +5,7 @@ import { upstreamErrorReason } from "../../http/proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
 import type { AppSide, AppUser } from "../app-side.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
+import { HeldOctets } from "../held-octets.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestRecord } from "../request-record.js";
@@ -56,9 +57,8 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
   /** "websocket" or another upgrade the client asked for: a fresh connection, never sent again; only a 101 to a WebSocket becomes a tunnel. */
   #upgrade: "websocket" | "other" | undefined;
   #upstream: UpstreamConnection | undefined;
-  /** Body pieces that came before the connection was ready, written behind the head. */
-  #held: Buffer[] | undefined;
-  #heldBytes = 0;
+  /** Body octets that came before the connection was ready, written behind the head. */
+  #held: HeldOctets | undefined;
   /** Content-Length bytes still to come, with holdLastByte (0 without one). */
   #bodyLeft = 0;
   /** The request's last byte, kept back until the end (holdLastByte). */
@@ -127,22 +127,21 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
     } else upstream.write(head.text);
     const held = this.#held;
     this.#held = undefined;
-    this.#heldBytes = 0;
-    if (held !== undefined) for (const chunk of held) this.#writeBody(upstream, chunk);
+    if (held !== undefined) this.#writeBody(upstream, held.take());
     if (this.#requestEnded) this.#sendRequestEnd(upstream);
     else this.#record.awaitingHead(false);
     upstream.socket.uncork();
     this.#user.resumeBody();
   }
 
-  /** A piece of the client's body, written, or held (copied unless `owned`) for the connection to come. False when the client should pause. */
-  sendBody(chunk: Buffer, owned: boolean): boolean {
+  /** A piece of the client's body, written, or held (copied) for the connection to come. False when the client should pause. */
+  sendBody(chunk: Buffer): boolean {
     if (this.#finished || chunk.length === 0) return true;
     const upstream = this.#upstream;
     if (upstream === undefined || !upstream.connected) {
-      (this.#held ??= []).push(owned ? chunk : Buffer.from(chunk));
-      this.#heldBytes += chunk.length;
-      return this.#heldBytes <= HELD_BODY_BYTES;
+      const held = (this.#held ??= new HeldOctets());
+      held.append(chunk);
+      return held.length <= HELD_BODY_BYTES;
     }
     return this.#writeBody(upstream, chunk);
   }

@@ -90,7 +90,7 @@ export abstract class Http1ClientExchange implements Transaction, AdmissionCandi
     this.context.garbage.streamed(chunk.length);
     if (this.done || !this.app.takesBody) return; // an HTTP/1.1 app answered already (an early 413): the rest is discarded
     this.record.bodyReceived(chunk.length);
-    if (!this.app.sendBody(chunk, true)) this.client.pauseForBody();
+    if (!this.app.sendBody(chunk)) this.client.pauseForBody();
   }
 
   onRequestEnd(): void {

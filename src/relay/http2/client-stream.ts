@@ -40,6 +40,16 @@ export class ClientStream extends StreamPort {
     this.connection.respond(this.stream, fields, false);
   }
 
+  /**
+   * Our answer is whole and the rest of the request is not wanted: RST_STREAM NO_ERROR (RFC 9113
+   * §8.1), so the client stops sending instead of the stream waiting for an END_STREAM.
+   */
+  stopRequest(): void {
+    if (this.closed) return;
+    this.connection.reset(this.stream, H2_ERROR.NO_ERROR);
+    this.closeWith(H2_ERROR.NO_ERROR);
+  }
+
   /** A client's RST_STREAM NO_ERROR still cut its request: never "completed" to the exchange. */
   override wasReset(code: number): void {
     super.wasReset(code === H2_ERROR.NO_ERROR ? H2_ERROR.CANCEL : code);

@@ -42,7 +42,7 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
   /** The app side exists: the stream is wired to it, a body read before forwarding (the gRPC health hook's) held first. */
   protected attach(preRead: Buffer | undefined, preReadEnded: boolean): void {
     const client = this.client;
-    if (preRead !== undefined) this.app.sendBody(preRead, true);
+    if (preRead !== undefined) this.app.sendBody(preRead);
     if (this.request.bodiless || (preRead !== undefined && preReadEnded)) this.app.endBody();
     // Nothing is read until the app side can take it: the client's window is the only buffer.
     client.pause();
@@ -55,7 +55,7 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
   streamData(chunk: Buffer): void {
     this.context.garbage.streamed(chunk.length);
     this.record.bodyReceived(chunk.length);
-    if (!this.app.sendBody(chunk, false)) this.client.pause();
+    if (!this.app.sendBody(chunk)) this.client.pause();
   }
 
   streamTrailers(fields: readonly string[]): void {

@@ -10,6 +10,7 @@ import { routeStream, type H2RoutingParts } from "./h2-routing.js";
 import { H2Request } from "./h2-request.js";
 import { scheduleConnectionAge } from "../connection-age.js";
 import { authorityIsValid } from "../../http/authority.js";
+import { LocalBodyReads } from "./local-body-reads.js";
 
 /** The client connection preface (RFC 9113 §3.4): what llhttp stopped at, given back to the codec. */
 export const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -46,6 +47,8 @@ export class H2Listener {
   readonly #connections = new Set<ConnectionState>();
   /** The one fault report every connection and stream port of this listener shares. */
   readonly #reportFault = (error: unknown): void => this.#parts.context.reportFault(error);
+  /** Bodies read for a local answer: given the head timeout, as a request's head is. */
+  readonly #bodyReads: LocalBodyReads;
   #closing = false;
   #now = 0;
 
@@ -54,6 +57,7 @@ export class H2Listener {
     this.#parts = parts;
     this.#keepAliveMs = keepAliveMs;
     this.#headTimeoutMs = headTimeoutMs;
+    this.#bodyReads = new LocalBodyReads(headTimeoutMs, this.#reportFault);
   }
 
   /** Takes a socket whose first bytes were the preface; `rest` came after it in the same read. */
@@ -127,7 +131,7 @@ export class H2Listener {
     queueMicrotask(() => {
       if (client.closed) return;
       try {
-        routeStream(this.#parts, client, request, remoteAddress);
+        routeStream(this.#parts, client, request, remoteAddress, this.#bodyReads);
         client.release();
       } catch (error) {
         // A defect of ours costs this stream, never the process.
@@ -169,10 +173,12 @@ export class H2Listener {
   /**
    * One tick of the relay's coarse clock: a connection without streams for the keep-alive time
    * gets GOAWAY; one whose header block has been unfinished for the head timeout, while it has no
-   * other stream open, is ended (GOAWAY, then the close).
+   * other stream open, is ended (GOAWAY, then the close); a body read for a local answer for as
+   * long is ended too.
    */
   sweep(now: number): void {
     this.#now = now;
+    this.#bodyReads.sweep(now);
     for (const state of this.#connections) {
       const { connection } = state;
       if (connection.closed) continue;

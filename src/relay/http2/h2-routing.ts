@@ -8,17 +8,23 @@ import { streamWriter, type H2Request } from "./h2-request.js";
 import type { H2cPool } from "./h2c-pool.js";
 import type { ClientStream } from "./client-stream.js";
 import { NO_STREAM_USER } from "./stream-port.js";
+import type { LocalBodyReads } from "./local-body-reads.js";
+import { sendGrpcError } from "./grpc-error.js";
+import { GRPC_STATUS } from "../../grpc/grpc-status.js";
 
 /** `--upstream-protocol` (CONTRACT §13). */
 export type UpstreamProtocol = "auto" | "http1" | "h2c";
 
 /**
  * A service the proxy answers itself on h2 (the grpc.health.v1 service of src/grpc/). `claims`
- * looks at the head only; a claimed stream's body (at most {@link LOCAL_BODY_LIMIT}) is read
- * whole, then `answer` either writes the whole answer and returns true, or returns false and
- * the stream goes to the app untouched, with the body already read (another service name).
+ * looks at the head only; a claimed stream's body (at most `bodyLimit` octets) is read whole,
+ * then `answer` either writes the whole answer and returns true, or returns false and the stream
+ * goes to the app untouched, with the body already read (another service name). A body longer
+ * than `bodyLimit` is the app's: it goes there with what was read, the rest after it.
  */
 export interface LocalH2Service {
+  /** The longest body the service answers itself: no more than this (and one piece) is ever kept of a claimed stream. */
+  readonly bodyLimit: number;
   claims(request: H2Request): boolean;
   answer(request: H2Request, body: Buffer, stream: ClientStream): boolean;
 }
@@ -28,9 +34,6 @@ export interface LocalH2Service {
  * codecs, so this one needs nothing of HTTP/1.1's). `preRead`: the body a local service read first.
  */
 export type ForwardToHttp1 = (stream: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded: boolean) => void;
-
-/** A locally claimed request's body above this is the app's: no local service needs more. */
-export const LOCAL_BODY_LIMIT = 64 * 1024;
 
 export interface H2RoutingParts {
   readonly health: HealthEndpoints;
@@ -44,8 +47,8 @@ export interface H2RoutingParts {
   readonly localServices: readonly LocalH2Service[];
 }
 
-/** Routes one stream; health paths first (never queued, never recorded), as for HTTP/1.1. */
-export function routeStream(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined): void {
+/** Routes one stream; health paths first (never queued, never recorded), as for HTTP/1.1. `bodyReads`: the listener's, for a local service's body. */
+export function routeStream(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined, bodyReads: LocalBodyReads): void {
   const { health } = parts;
   const healthPath = matchHealthPath(request.method, request.url);
   if (healthPath !== undefined && health.owns(healthPath, request.url)) {
@@ -58,9 +61,18 @@ export function routeStream(parts: H2RoutingParts, stream: ClientStream, request
     if (service.claims(request)) {
       // Reset by the peer while its body is read: the stream closes, and nothing is answered. A
       // defect of ours in the service is behind the port's fault boundary: reported, the stream reset.
-      readSmallBody(stream, (body: Buffer, ended: boolean) => {
-        if (!ended || !service.answer(request, body, stream)) forward(parts, stream, request, remoteAddress, body, ended);
-      });
+      bodyReads.read(
+        stream,
+        service.bodyLimit,
+        (body: Buffer, ended: boolean) => {
+          if (!ended || !service.answer(request, body, stream)) forward(parts, stream, request, remoteAddress, body, ended);
+        },
+        () => {
+          // A claimed call is a native gRPC one: its own answer, then the rest of its body refused.
+          sendGrpcError(stream, 408, "request body timed out", undefined, GRPC_STATUS.DEADLINE_EXCEEDED);
+          stream.stopRequest();
+        },
+      );
       return;
     }
   }
@@ -96,39 +108,7 @@ export function forward(parts: H2RoutingParts, stream: ClientStream, request: H2
   new H2Exchange(context, parts.h2cPool(), stream, request, remoteAddress, preRead, preReadEnded).start();
 }
 
-/** The whole body (`ended`), or what was read when it grew past LOCAL_BODY_LIMIT (then the rest follows on the stream). */
-function readSmallBody(stream: ClientStream, done: (body: Buffer, ended: boolean) => void): void {
-  if (stream.remoteEnded && stream.stream.received === 0) return done(Buffer.alloc(0), true);
-  const chunks: Buffer[] = [];
-  let length = 0;
-  const finish = (): void => {
-    stream.user = NO_STREAM_USER;
-    stream.pause();
-  };
-  stream.user = {
-    ...NO_STREAM_USER,
-    streamData(chunk: Buffer): void {
-      // Copied: the piece is a view into the socket's read, and the body is kept past it.
-      chunks.push(Buffer.from(chunk));
-      length += chunk.length;
-      if (length > LOCAL_BODY_LIMIT) {
-        finish();
-        done(joined(chunks, length), false);
-      }
-    },
-    streamEnd(): void {
-      finish();
-      done(joined(chunks, length), true);
-    },
-  };
-}
-
 /** An answer of ours on the stream: its record is finished when the stream closes. */
 function finishOnClose(stream: ClientStream, record: RequestRecord): void {
   stream.user = { ...NO_STREAM_USER, streamClosed: () => record.finished(false) };
-}
-
-/** The pieces as one buffer; a body that came in one piece (a gRPC message, nearly always) is not copied again. */
-function joined(chunks: readonly Buffer[], length: number): Buffer {
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
 }

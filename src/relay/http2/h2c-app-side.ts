@@ -10,6 +10,7 @@ import type { RequestView } from "../../http/response-writer.js";
 import type { AppSide, AppUser } from "../app-side.js";
 import { withinBoundary } from "../fault-injection.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
+import { HeldOctets } from "../held-octets.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestRecord } from "../request-record.js";
@@ -38,9 +39,8 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   readonly #user: H2cAppUser;
   #session: H2Connection | undefined;
   #upstream: AppStream | undefined;
-  /** Body pieces (each the holder's own) waiting for the stream, sent before anything after them. */
-  #held: Buffer[] | undefined;
-  #heldBytes = 0;
+  /** Body octets waiting for the stream, sent before anything after them. */
+  #held: HeldOctets | undefined;
   #requestEnded = false;
   /** The client's trailers, which end the app's stream. */
   #requestTrailers: readonly string[] | undefined;
@@ -84,18 +84,18 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   }
 
   /**
-   * A piece of the client's body, sent or held for the stream to come (copied unless `owned`: see
-   * SentBody); dropped once the app is done with. False when the client should pause.
+   * A piece of the client's body, sent or held (copied) for the stream to come; dropped once the
+   * app is done with. False when the client should pause.
    */
-  sendBody(chunk: Buffer, owned: boolean): boolean {
+  sendBody(chunk: Buffer): boolean {
     if (this.#finished || chunk.length === 0) return true;
     const upstream = this.#upstream;
     if (upstream === undefined) {
-      (this.#held ??= []).push(owned ? chunk : Buffer.from(chunk));
-      this.#heldBytes += chunk.length;
-      return this.#heldBytes <= HELD_BODY_BYTES;
+      const held = (this.#held ??= new HeldOctets());
+      held.append(chunk);
+      return held.length <= HELD_BODY_BYTES;
     }
-    (this.#sentBody ??= new SentBody()).sent(chunk, owned);
+    (this.#sentBody ??= new SentBody()).sent(chunk);
     return upstream.write(chunk);
   }
 
@@ -147,15 +147,10 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
     upstream.user = this;
     if (held !== undefined) {
       this.#held = undefined;
-      this.#heldBytes = 0;
-      const sentBody = (this.#sentBody ??= new SentBody());
-      const last = held.length - 1;
-      for (let index = 0; index <= last; index++) {
-        const chunk = held[index]!;
-        if (index === last && this.#requestEnded) upstream.end(chunk, trailers);
-        else upstream.write(chunk);
-        sentBody.sent(chunk, true);
-      }
+      const body = held.take();
+      if (this.#requestEnded) upstream.end(body, trailers);
+      else upstream.write(body);
+      (this.#sentBody ??= new SentBody()).sent(body);
     } else if (this.#requestEnded && !endStream) upstream.end(undefined, trailers);
     if (!this.#requestEnded) {
       // The body goes now: upload time does not count, the deadline starts again at its end, and
@@ -255,8 +250,10 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
       // What was sent goes first on the new stream, before what came since.
       const sent = this.#sentBody?.take();
       if (sent !== undefined && sent.length > 0) {
-        (this.#held ??= []).unshift(sent);
-        this.#heldBytes += sent.length;
+        const held = new HeldOctets();
+        held.append(sent);
+        if (this.#held !== undefined) held.append(this.#held.take());
+        this.#held = held;
       }
       this.#user.pauseBody(); // the rest of the body waits for the new stream, as for the first
       this.#acquireSession();

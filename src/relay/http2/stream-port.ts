@@ -3,6 +3,7 @@ import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { faultAt } from "../fault-injection.js";
+import { HeldOctets } from "../held-octets.js";
 
 /**
  * What a stream tells its user: body pieces (while not paused), the peer's trailers, its end
@@ -47,8 +48,11 @@ export class StreamPort<User extends StreamUser = StreamUser> {
   /** Nothing is handed on while set (the client side, until its stream is routed). */
   protected holding = false;
   #paused = false;
-  /** Pieces held while paused (their credit not returned: the peer's window bounds them), then the end. */
-  #pending: Buffer[] | undefined;
+  /**
+   * Octets held while paused (their credit not returned: the peer's window bounds them), then the
+   * end: copied into one buffer, as a piece is a view that keeps its whole socket read alive.
+   */
+  #pending: HeldOctets | undefined;
   #endPending = false;
   #trailersPending: readonly string[] | undefined;
   #flushing = false;
@@ -118,7 +122,7 @@ export class StreamPort<User extends StreamUser = StreamUser> {
   received(chunk: Buffer, endStream: boolean): void {
     if (this.closed) return;
     if (this.holding || this.#paused || this.#pending !== undefined || this.#flushing) {
-      if (chunk.length > 0) (this.#pending ??= []).push(chunk);
+      if (chunk.length > 0) (this.#pending ??= new HeldOctets()).append(chunk);
       if (endStream) this.#endPending = true;
       return;
     }
@@ -228,10 +232,11 @@ export class StreamPort<User extends StreamUser = StreamUser> {
 
   #deliverPending(): void {
     this.#flushing = false;
-    while (!this.#paused && !this.holding && !this.closed && this.#pending !== undefined) {
-      const chunk = this.#pending.shift()!;
-      if (this.#pending.length === 0) this.#pending = undefined;
-      this.#hand(chunk);
+    const pending = this.#pending;
+    if (pending !== undefined && !this.#paused && !this.holding && !this.closed) {
+      // All that was held, as one piece: a user that pauses on it holds its own (what comes next is held again here).
+      this.#pending = undefined;
+      this.#hand(pending.take());
     }
     if (this.#paused || this.holding || this.closed || !this.#endPending) return;
     this.#endPending = false;

@@ -7,6 +7,8 @@ export interface StreamAnswer {
   /** The first HEADERS' `:status` when it is a static-table one, else 0 (see staticStatusOf); undefined before any HEADERS. */
   status: number | undefined;
   readonly data: Buffer[];
+  /** Each HEADERS frame's header block (padding and priority stripped), in order: decode them in the connection's order. */
+  readonly blocks: Buffer[];
   /** END_STREAM from the proxy. */
   ended: boolean;
   /** The RST_STREAM error code, if the proxy reset it. */
@@ -93,7 +95,7 @@ export class RawH2Client implements ClientView {
   #answer(streamId: number): StreamAnswer {
     let answer = this.streams.get(streamId);
     if (answer === undefined) {
-      answer = { status: undefined, data: [], ended: false, rstCode: undefined };
+      answer = { status: undefined, data: [], blocks: [], ended: false, rstCode: undefined };
       this.streams.set(streamId, answer);
     }
     return answer;
@@ -107,7 +109,10 @@ export class RawH2Client implements ClientView {
       const answer = this.#answer(streamId);
       const content = frameContent(type, flags, payload) ?? Buffer.alloc(0);
       if (type === FRAME.DATA) answer.data.push(content);
-      else if (answer.status === undefined) answer.status = staticStatusOf(content) ?? 0;
+      else {
+        answer.blocks.push(content);
+        answer.status ??= staticStatusOf(content) ?? 0;
+      }
       if ((flags & FLAG.END_STREAM) !== 0) answer.ended = true;
     }
   }

@@ -10,6 +10,7 @@ t.test("a claimed stream is answered locally or forwarded with the body already 
   const app = await startH2Upstream(t);
   const claimed: { path: string; grpc: boolean; body: string }[] = [];
   const service: LocalH2Service = {
+    bodyLimit: 1024,
     claims: (request) => request.method === "POST" && request.url === "/grpc.health.v1.Health/Check",
     answer: (request, body, stream) => {
       claimed.push({ path: request.url, grpc: request.grpc, body: body.toString() });
