@@ -64,7 +64,7 @@ help:
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make fuzz   a million generated socket tables, a million requests and a million h2 connections, against their references, and the h2 codec's frame reader and HPACK (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
-	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, then of all at once, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root)"
+	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, of all at once, then of h2 beside attackers, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root)"
 	@echo "make lint   type-check only"
 	@echo "make clean  remove build output"
 
@@ -296,11 +296,12 @@ soak: build
 
 # The binary in a memory cgroup of SOAK_MEMORY_LIMIT, once per set of loads in SOAK_LOADS, each set at once through a
 # fresh proxy (see bench/README.md): the HTTP/1.1 loads, then issue 38's h2 set (h2c GETs and downloads with 100 gRPC
-# calls in flight), then all of them at once (passed 5 runs of 5 since the listener became 16 sockets).
+# calls in flight), then all of them at once (passed 5 runs of 5 since the listener became 16 sockets), then the h2 set
+# beside issue 52's attackers (a client that reads nothing, 1-octet DATA frames) and an honest client's 1 MiB GETs.
 # Without root or a memory controller it says why and skips.
 SOAK_CGROUP_SECONDS ?= 60
 SOAK_MEMORY_LIMIT ?= 64M
-SOAK_LOADS ?= http1 h2c,grpc http1,h2c,grpc
+SOAK_LOADS ?= http1 h2c,grpc http1,h2c,grpc h2c,grpc,stall,octets
 soak-cgroup: build
 	@$(MAKE) --no-print-directory bench-tools BENCH_TOOLS="wrk:wrk h2load:nghttp2-client go:golang-go /usr/share/gocode/src/google.golang.org/grpc/regenerate.sh:golang-google-grpc-dev"
 	@for loads in $(SOAK_LOADS); do \

@@ -1,11 +1,14 @@
 // make soak-cgroup: the binary in a 64 MiB memory cgroup under one set of loads at once (HTTP/1.1 by wrk, h2c by h2load, gRPC by grpc-go); passes if it lives, unkilled, with 0 errors.
-// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc] [--malloc-arena-max 2]
+// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets] [--malloc-arena-max 2]
+// Issue 52's hostile h2 clients: "stall", one that reads nothing on 90 GET /big streams beside an honest client's 1 MiB GETs
+// (each must come whole); "octets", 1-octet DATA frames to a proxied path and to the gRPC health Check.
 import { spawnSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMemoryCgroup, findMemoryCgroupParent, parseBytes } from "./lib/cgroup.mjs";
+import { honestVictim, oneOctetFrames, stalledReader } from "./lib/h2-attackers.mjs";
 import { runH2load } from "./lib/h2load.mjs";
 import { rssAnonMb, startListening, stop } from "./lib/processes.mjs";
 import { runWrk } from "./lib/wrk.mjs";
@@ -34,8 +37,8 @@ const proxyEnv = { ...process.env };
 if (arenaMax === "0") delete proxyEnv.MALLOC_ARENA_MAX;
 else proxyEnv.MALLOC_ARENA_MAX = arenaMax;
 // The kinds of load; all by default, a subset to see which one the memory goes to.
-const KINDS = ["http1", "h2c", "grpc"];
-const kinds = option("loads", KINDS.join(",")).split(",");
+const KINDS = ["http1", "h2c", "grpc", "stall", "octets"];
+const kinds = option("loads", KINDS.slice(0, 3).join(",")).split(",");
 if (kinds.some((kind) => !KINDS.includes(kind))) {
   console.error(`--loads: expected a comma-separated list of ${KINDS.join(", ")}, got "${option("loads")}"`);
   process.exit(2);
@@ -118,6 +121,33 @@ const loads = [
       ]
     : []),
 ];
+/** Ends when the soak's time is up or the proxy dies: the attackers have no -D of their own. */
+const untilTheEnd = (signal) => AbortSignal.any([signal, AbortSignal.timeout(seconds * 1000)]);
+// The attackers' own streams are expected to be held, reset or cut: only the honest client beside them counts errors.
+const attacker = (name, shape, run) => ({ name, shape, run: async (signal) => ({ rps: 0, latency: "", errors: 0, ...(await run(untilTheEnd(signal))) }) });
+if (kinds.includes("octets")) {
+  loads.push(
+    attacker("1-octet DATA to POST /upload", "100 streams x 65,536 frames of 1 octet, connection after connection", (signal) =>
+      oneOctetFrames(PORTS.proxy, { path: "/upload", contentType: "application/octet-stream", signal }),
+    ),
+    attacker("1-octet DATA to gRPC health Check", "100 streams x 65,536 frames of 1 octet, connection after connection", (signal) =>
+      oneOctetFrames(PORTS.proxy, { path: "/grpc.health.v1.Health/Check", contentType: "application/grpc", signal }),
+    ),
+  );
+}
+if (kinds.includes("stall")) {
+  loads.push(
+    attacker("stalled reader", "SETTINGS_INITIAL_WINDOW_SIZE 0, 90 GET /big streams, reads nothing", (signal) => stalledReader(PORTS.proxy, signal)),
+    {
+      name: "honest 1 MiB GETs beside the stalled reader",
+      shape: "one h2c connection, one GET /big at a time, each whole within 10 s",
+      run: async (signal) => {
+        const result = await honestVictim(PORTS.proxy, untilTheEnd(signal), 1024 * 1024);
+        return { ...result, rps: result.requests / seconds, latency: `slowest ${result.slowestMs.toFixed(0)} ms` };
+      },
+    },
+  );
+}
 if (loads.length === 0) {
   console.log("soak-cgroup skipped: none of the loads asked for can run here (see above)");
   process.exit(0);

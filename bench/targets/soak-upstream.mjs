@@ -36,6 +36,8 @@ h2c.on("stream", (stream, headers) => {
   let received = 0;
   stream.on("data", (chunk) => (received += chunk.length));
   stream.on("end", () => {
+    // node ends the readable side of a reset stream too (a proxy killed mid-upload): nobody to answer.
+    if (stream.destroyed || stream.closed) return;
     stream.respond({ ":status": 200 });
     stream.end(headers[":method"] === "POST" ? String(received) : headers[":path"] === "/big" ? big : small);
   });

@@ -1,4 +1,5 @@
 // What an HTTP/2 connection tells its user (heads, data, trailers, resets, the end) and how one is set up (its side, its limits and windows).
+import type { AdvanceBudget } from "./advance-budget.js";
 import type { CodecError } from "./codec-error.js";
 import type { MonotonicClock } from "./flood-budget.js";
 import type { H2Stream } from "./h2-stream.js";
@@ -46,4 +47,6 @@ export interface H2ConnectionOptions {
   readonly streamWindow?: number;
   /** The connection's receive window (default 1 MiB), raised with a WINDOW_UPDATE at the start. */
   readonly connectionWindow?: number;
+  /** Shared by connections: while it lasts, a stream's DATA gives the connection's credit back on arrival, so a stream whose reader stops never closes the connection's window to the others. */
+  readonly advanceBudget?: AdvanceBudget;
 }

@@ -56,7 +56,7 @@ export class H2Connection implements FrameVisitor {
     this.#maxConcurrent = options.maxConcurrentStreams ?? 100;
     this.#maxHeaderFields = options.maxHeaderFields ?? 128;
     const streamWindow = options.streamWindow ?? DEFAULT_WINDOW;
-    this.#windows = new ReceiveWindows(this.#out, streamWindow, options.connectionWindow ?? 1024 * 1024);
+    this.#windows = new ReceiveWindows(this.#out, streamWindow, options.connectionWindow ?? 1024 * 1024, options.advanceBudget);
     this.#table = new StreamTable({ closed: () => this.#closed, streamGone: () => this.#closeIfDone() }, handler, this.#out, this.#windows, this.#ids);
     const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
@@ -184,7 +184,7 @@ export class H2Connection implements FrameVisitor {
     // Only what was handed on and not yet given back: a stream that closed returned the rest itself.
     const taken = Math.min(octets, stream.held);
     stream.held -= taken;
-    this.#windows.returnToConnection(taken);
+    this.#windows.returnToConnection(this.#windows.settle(stream, taken));
     if (this.#table.holds(stream) && !stream.remoteEnded) this.#windows.returnToStream(stream, taken);
   }
 
@@ -336,6 +336,7 @@ export class H2Connection implements FrameVisitor {
     // An empty DATA frame that ends nothing is a known flood (CVE-2019-9518).
     if (flowControlled === 0 && !endStream) this.#glitch();
     stream.held += data.length;
+    this.#windows.handedOn(stream, data.length);
     // The state moves before the user hears, so an answer it ends in the call sees the request ended.
     const closes = endStream && stream.endOneSide(false);
     if (data.length > 0 || endStream) this.#table.guard(stream, this.#handler.onData, stream, data, endStream, undefined);

@@ -26,6 +26,8 @@ export class H2Stream {
   receiveWindow: number;
   /** Body octets handed to the user and not yet given back with `consume`. */
   held = 0;
+  /** Of `held`, the octets whose connection credit went back on arrival (an AdvanceBudget's). */
+  advanced = 0;
   /** Credit given back and not yet announced in a WINDOW_UPDATE. */
   unannounced = 0;
   /** The request's (or response's) content-length, -1 without one, and the DATA octets seen so far. */

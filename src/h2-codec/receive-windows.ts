@@ -1,4 +1,5 @@
 // What the peer may send us (RFC 9113 §6.9): the connection's receive window, and credit given back in batches once the data is taken, per stream and per connection.
+import type { AdvanceBudget } from "./advance-budget.js";
 import { CodecError } from "./codec-error.js";
 import type { ConnectionOutput } from "./connection-output.js";
 import { DEFAULT_WINDOW } from "./frame-types.js";
@@ -14,13 +15,16 @@ export class ReceiveWindows {
   readonly streamWindow: number;
   readonly #connectionWindow: number;
   readonly #out: ConnectionOutput;
+  /** With one, connection credit for a stream's DATA goes back on arrival while the budget lasts. */
+  readonly #advance: AdvanceBudget | undefined;
   /** What the peer may still send on the connection. */
   #open = DEFAULT_WINDOW;
   /** Connection credit given back and not yet announced. */
   #unannounced = 0;
 
-  constructor(out: ConnectionOutput, streamWindow: number, connectionWindow: number) {
+  constructor(out: ConnectionOutput, streamWindow: number, connectionWindow: number, advance?: AdvanceBudget) {
     this.#out = out;
+    this.#advance = advance;
     this.streamWindow = streamWindow;
     this.#connectionWindow = connectionWindow;
   }
@@ -48,6 +52,27 @@ export class ReceiveWindows {
       this.#unannounced = 0;
       this.#out.scheduleFlush();
     }
+  }
+
+  /**
+   * `octets` of a stream's body were handed to its user: with room in the budget, their connection
+   * credit goes back now (the stream's own window still bounds what it holds), so a reader that
+   * stops holds its stream and never the connection's window.
+   */
+  handedOn(stream: H2Stream, octets: number): void {
+    if (octets === 0 || this.#advance === undefined || !this.#advance.take(octets)) return;
+    stream.advanced += octets;
+    this.returnToConnection(octets);
+  }
+
+  /** `octets` the user held are taken or dropped: the budget gets back what was advanced; returns the connection credit still owed for the rest. */
+  settle(stream: H2Stream, octets: number): number {
+    const advanced = Math.min(octets, stream.advanced);
+    if (advanced > 0) {
+      stream.advanced -= advanced;
+      this.#advance!.give(advanced);
+    }
+    return octets - advanced;
   }
 
   /** The same for a stream the peer may still send on (the caller checks that it is one). */

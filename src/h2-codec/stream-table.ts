@@ -67,8 +67,9 @@ export class StreamTable {
   forget(stream: H2Stream): boolean {
     if (!this.holds(stream)) return false;
     // A stream that ends while its user still holds body octets: they are the connection's again.
-    if (stream.held > 0 && !this.#owner.closed()) {
-      this.#windows.returnToConnection(stream.held);
+    if (stream.held > 0) {
+      const owed = this.#windows.settle(stream, stream.held);
+      if (!this.#owner.closed()) this.#windows.returnToConnection(owed);
       stream.held = 0;
     }
     this.streams.delete(stream.id);

@@ -1,4 +1,5 @@
 // The codec's connection on an in-memory transport, for tests: frames in as bytes, frames out parsed, every handler call recorded, the clock in the test's hands.
+import type { AdvanceBudget } from "../../src/h2-codec/advance-budget.js";
 import { H2Connection, type H2ConnectionHandler, type H2Transport } from "../../src/h2-codec/h2-connection.js";
 import type { H2Stream } from "../../src/h2-codec/h2-stream.js";
 import { HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
@@ -67,7 +68,7 @@ export class ConnectionUnderTest {
   consumeData = true;
   readonly #decoder = new HpackDecoder({ maxHeaderListSize: 1 << 20 });
 
-  constructor(role: "server" | "client", options: { maxConcurrentStreams?: number; streamWindow?: number; connectionWindow?: number } = {}) {
+  constructor(role: "server" | "client", options: { maxConcurrentStreams?: number; streamWindow?: number; connectionWindow?: number; advanceBudget?: AdvanceBudget } = {}) {
     this.transport = new MemoryTransport(role === "client");
     const events = this.events;
     const handler: H2ConnectionHandler = {

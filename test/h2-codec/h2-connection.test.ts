@@ -1,5 +1,6 @@
 // The codec's connection, server and client side, on an in-memory transport: stream states, flow control per hop, §8 message checks, flood budgets, faults.
 import t from "tap";
+import { AdvanceBudget } from "../../src/h2-codec/advance-budget.js";
 import { H2_ERROR } from "../../src/h2-codec/codec-error.js";
 import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame, type HeaderField } from "../relay/http2/h2-frames.js";
 import { ConnectionUnderTest } from "./connection-under-test.js";
@@ -267,6 +268,36 @@ t.test("a stream that ends while its user holds body octets gives them back to t
   under.connection.consume(under.streams.get(1)!, 40000);
   await under.settle();
   t.equal(under.sent(FRAME.WINDOW_UPDATE).length, 1, "a late consume gives nothing back twice");
+});
+
+t.test("with an advance budget, a stream's DATA gives the connection's credit back on arrival, up to the budget, and the budget comes back when the octets are taken or dropped", async (t) => {
+  const budget = new AdvanceBudget(50000);
+  const under = server({ connectionWindow: 65535, advanceBudget: budget });
+  under.consumeData = false;
+  const updates = () => under.sent(FRAME.WINDOW_UPDATE).map((frame) => [frame.streamId, frame.payload.readUInt32BE(0)]);
+  under.receive(headers(1, POST, false), bulk(1, 40000));
+  await under.settle();
+  // Announced in batches of half the connection's window, as credit taken back is.
+  t.same(updates(), [[0, 32768]], "the held stream's octets are the connection's again at once; the stream's own window stays closed");
+  t.equal(budget.left, 10000, "they are charged to the budget");
+  under.receive(headers(3, POST, false), bulk(3, 16384));
+  await under.settle();
+  t.same(updates(), [[0, 32768]], "past the budget, credit waits for the reader, as without one");
+  under.connection.consume(under.streams.get(1)!, 40000);
+  await under.settle();
+  t.same(updates(), [[0, 32768], [1, 40000]], "taken: the stream's credit goes back, the connection's is not given twice");
+  t.equal(budget.left, 50000, "and the budget has it back");
+  under.receive(rst(3, H2_ERROR.CANCEL));
+  under.connection.consume(under.streams.get(3)!, 16384);
+  await under.settle();
+  t.equal(budget.left, 50000, "a stream that ends unadvanced leaves the budget as it was");
+
+  const closing = server({ advanceBudget: budget });
+  closing.consumeData = false;
+  closing.receive(headers(1, POST, false), bulk(1, 30000));
+  t.equal(budget.left, 20000);
+  closing.connection.transportClosed();
+  t.equal(budget.left, 50000, "a connection that closes gives back what its streams held on the budget");
 });
 
 t.test("flow control out: DATA split to the peer's window; WINDOW_UPDATE and a new INITIAL_WINDOW_SIZE let the rest go", async (t) => {

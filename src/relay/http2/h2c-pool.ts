@@ -1,5 +1,6 @@
 // Multiplexed h2c sessions to the app: each waits for the app's SETTINGS (closed when they do not come), takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
 import { connect, type Socket } from "node:net";
+import { AdvanceBudget } from "../../h2-codec/advance-budget.js";
 import { AppStream } from "./app-stream.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
@@ -38,6 +39,13 @@ const INITIAL_CAPACITY = 100;
 const MAX_CAPACITY = 1000;
 /** The connection-level window we give the app: many streams in flight, each still held to its own 64 KiB window. */
 const SESSION_WINDOW = 4 * 1024 * 1024;
+/**
+ * What the app's answers may make us hold, over every session, on connection credit given back as
+ * the DATA arrives: streams of different clients share a session, so a client that reads nothing
+ * holds its stream's 64 KiB and never the session's window (128 such streams at once before the
+ * credit waits for the reader again), and the proxy still lives in a 64 MiB memory limit.
+ */
+const ADVANCE_LIMIT = 8 * 1024 * 1024;
 const SWEEP_INTERVAL_MS = 1_000;
 
 class PooledSession {
@@ -70,6 +78,7 @@ export class H2cPool {
   readonly #options: H2cPoolOptions;
   readonly #sessions: PooledSession[] = [];
   readonly #bySession = new Map<H2Connection, PooledSession>();
+  readonly #advance = new AdvanceBudget(ADVANCE_LIMIT);
   /** The one fault report every stream's port of this pool shares. */
   readonly #reportFault = (error: unknown): void => this.#options.reportFault?.(error);
   #sweeper: NodeJS.Timeout | undefined;
@@ -139,7 +148,7 @@ export class H2cPool {
     const { host, port, path } = this.#options;
     const socket = path === undefined ? connect({ host, port, noDelay: true }) : connect({ path });
     let pooled: PooledSession | undefined;
-    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW }, (error) => {
+    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance }, (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
     pooled = new PooledSession(connection, socket);
