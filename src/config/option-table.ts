@@ -14,6 +14,7 @@ import {
 } from "./option-values.js";
 import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
+import { parseProcRoot } from "./proc-root.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
@@ -145,10 +146,10 @@ export const OPTIONS = [
     kind: "value",
     field: "procRoot",
     flag: "--proc-root <dir>",
-    help: "where net/tcp and net/tcp6 are read",
+    help: "where net/tcp and net/tcp6 are read; must exist at start",
     env: "READINESS_PROXY_PROC_ROOT",
     default: "/proc",
-    parse: (_input, text) => text,
+    parse: parseProcRoot,
   },
   {
     kind: "value",

@@ -143,7 +143,7 @@ function walk(verdict: ReferenceVerdict, today: boolean): Expectation {
     let target: { url: string; authority: string | undefined } | undefined;
     const answersBefore = expectation.outcomes.length;
     if (request.expectationFailed) answered(request, [417]);
-    else if (isHealthPath(request.method, request.url)) answered(request, [200, 404, 503]);
+    else if (isHealthPath(request.method, request.url)) answered(request, request.url.startsWith("/readyz/") ? [200, 404, 503] : [200, 503]);
     else if (request.url.startsWith("/")) target = { url: request.url, authority: undefined };
     else if (ABSOLUTE_FORM.test(request.url)) {
       const [, authority, rest = ""] = ABSOLUTE_FORM.exec(request.url)!;
