@@ -198,7 +198,7 @@ export const OPTIONS = [
     kind: "value",
     field: "upstreamHealthTimeoutMs",
     flag: "--readiness-upstream-timeout <duration>",
-    help: "the app's health path fails when it takes longer",
+    help: "the app's health path, and each --readiness-required-http and --readiness-required-grpc check, fails when it takes longer",
     default: "1s",
     parse: parsePositiveDurationOption,
   },
