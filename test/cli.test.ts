@@ -72,7 +72,7 @@ t.test("environment variables, and flags over them", async (t) => {
     READINESS_PROXY_UPSTREAM: "http://app:3000/api/",
     READINESS_PROXY_REQUIRED_LISTENERS: "15008, 8080",
     READINESS_PROXY_CACHE_TTL: "250ms",
-    READINESS_PROXY_PROC_ROOT: "/host/proc",
+    READINESS_PROXY_PROC_ROOT: "/dev",
     READINESS_PROXY_LOG_LEVEL: "debug",
   };
   const fromEnv = config([], env);
@@ -81,7 +81,7 @@ t.test("environment variables, and flags over them", async (t) => {
   t.equal(fromEnv.upstream.pathPrefix, "/api");
   t.same(fromEnv.requiredPorts, [8080, 15008]);
   t.equal(fromEnv.cacheTtlMs, 250);
-  t.equal(fromEnv.procRoot, "/host/proc");
+  t.equal(fromEnv.procRoot, "/dev");
   t.equal(fromEnv.logLevel, "debug");
   const overridden = config(["--listen", ":7000", "--readiness-required-listener", "9"], env);
   t.same(overridden.listen, { host: undefined, port: 7000 });

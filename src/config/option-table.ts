@@ -13,6 +13,7 @@ import {
 import { MAX_REQUIRED_LISTENERS, parseRequiredListeners } from "./listener-specs.js";
 import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
+import { parseProcRoot } from "./proc-root.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
@@ -162,10 +163,10 @@ export const OPTIONS = [
     kind: "value",
     field: "procRoot",
     flag: "--proc-root <dir>",
-    help: "where net/tcp and net/tcp6 are read",
+    help: "where net/tcp and net/tcp6 are read; must exist at start",
     env: "READINESS_PROXY_PROC_ROOT",
     default: "/proc",
-    parse: (_input, text) => text,
+    parse: parseProcRoot,
   },
   {
     kind: "value",
@@ -214,7 +215,7 @@ export const OPTIONS = [
     kind: "value",
     field: "upstreamHealthTimeoutMs",
     flag: "--readiness-upstream-timeout <duration>",
-    help: "the app's health path fails when it takes longer",
+    help: "the app's health path, and each --readiness-required-http and --readiness-required-grpc check, fails when it takes longer",
     default: "1s",
     parse: parsePositiveDurationOption,
   },

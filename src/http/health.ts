@@ -16,9 +16,10 @@ export type HealthPath = "liveness" | "readiness" | "single check" | "drain wait
 const SINGLE_CHECK_PREFIX = "/readyz/";
 
 /**
- * Exact path, query ignored, GET and HEAD only: `POST /readyz` is the upstream's. A
- * `/readyz/<x>` path is a candidate only: it is ours when `x` names a check. Called for every
- * request, so it avoids parsing the URL.
+ * Exact path, query ignored, GET and HEAD only: `POST /readyz` is the upstream's. Every
+ * `/readyz/<x>` is ours, a name that matches no check included (404): a probe of a check that
+ * is not configured must fail, never reach an app that may answer 200 to anything. Called for
+ * every request, so it avoids parsing the URL.
  */
 export function matchHealthPath(method: string, url: string): HealthPath | undefined {
   if (method !== "GET" && method !== "HEAD") return undefined;
@@ -68,6 +69,8 @@ export class HealthEndpoints {
   readonly #drain: DrainState;
   readonly #errors: ErrorResponder;
   readonly #names: ReadonlySet<string>;
+  /** The 404 for a `/readyz/<x>` that names no check: the configured names, in check order. */
+  readonly #noSuchCheck: PreparedBody;
   readonly #waitForDrain: WaitForDrain;
   readonly #held: HeldReadyz;
   #lastAnswer: PreparedAnswer | undefined;
@@ -77,19 +80,12 @@ export class HealthEndpoints {
     this.#drain = drain;
     this.#errors = errors;
     this.#names = new Set(readiness.names);
+    this.#noSuchCheck = prepare(JSON.stringify({ error: "no such check", checks: readiness.names }));
     this.#waitForDrain = waitForDrain;
     this.#held = new HeldReadyz(readiness);
   }
 
-  /**
-   * Whether a matched path is ours to answer: every one but a `/readyz/<x>` whose `x` names no
-   * check (see {@link ownsSingleCheck}). Both protocols ask this, then {@link answer}.
-   */
-  owns(path: HealthPath, url: string): boolean {
-    return path !== "single check" || this.ownsSingleCheck(url);
-  }
-
-  /** Answers a path {@link owns} accepted, over either protocol: the one dispatch of §2 and §14's health paths. */
+  /** Answers a path {@link matchHealthPath} matched, over either protocol: the one dispatch of the health paths. */
   answer(path: HealthPath, request: RequestView, writer: ResponseWriter): void {
     switch (path) {
       case "liveness":
@@ -130,17 +126,16 @@ export class HealthEndpoints {
   }
 
   /**
-   * Whether a `/readyz/<name>` target is ours: `name` exactly a check's name. Anything else,
-   * `%2F`, `..` and a trailing slash included, is the upstream's: the name is compared as sent,
-   * never decoded.
+   * `/readyz/<name>`: `ok`, or 503 with the reason. A name that is not exactly a check's
+   * (`%2F`, `..`, a trailing slash, another case: compared as sent, never decoded) is a 404
+   * naming the configured checks, so that a mistyped probe says what it could have asked.
    */
-  ownsSingleCheck(url: string): boolean {
-    return this.#names.has(singleCheckName(url));
-  }
-
-  /** `/readyz/<name>` for a target {@link ownsSingleCheck} accepted: `ok`, or 503 with the reason. */
   singleCheck(request: RequestView, writer: ResponseWriter): void {
     const name = singleCheckName(request.url);
+    if (!this.#names.has(name)) {
+      send(writer, 404, this.#noSuchCheck);
+      return;
+    }
     this.#withReport((report) => {
       const result = evaluate(report, this.#drain).results.find((candidate) => candidate.name === name)!;
       send(writer, result.ok ? 200 : 503, prepare(singleCheckText(result), PLAIN_TEXT));

@@ -35,6 +35,9 @@ export interface Metrics {
   close(): Promise<void>;
 }
 
+/** prom-client defaults dropped: `sum(nodejs_active_handles)` and so on give the same figures. */
+const COUNTER_NAMED_GAUGES = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"] as const;
+
 /**
  * Builds the registry. Only loaded (by a dynamic import in main.ts) when --metrics-listen is
  * given: without it prom-client is never evaluated and the hot path calls a no-op observer.
@@ -42,6 +45,9 @@ export interface Metrics {
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client's totals are gauges named like counters, which `promtool check metrics` (and
+  // users linting scrapes in CI) refuse; the per-type gauges beside them sum to the same number.
+  for (const name of COUNTER_NAMED_GAUGES) registry.removeSingleMetric(name);
   new Gauge({ name: "readiness_proxy_build_info", help: "1, labelled with the version and the Node runtime.", labelNames: ["version", "node_version"], registers: [registry] }).set(
     { version: VERSION, node_version: process.version },
     1,

@@ -90,7 +90,7 @@ t.test("other methods and paths go to the upstream", async (t) => {
   const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--readiness-required-listener", "1", "--proc-root", join(fixtures, "header-only")]);
   const cases: Array<[string, string]> = [
     ["POST", "/readyz"],
-    ["GET", "/readyz/x"],
+    ["POST", "/readyz/x"],
     ["GET", "/healthz/"],
     ["PUT", "/health"],
     ["DELETE", "/healthz"],

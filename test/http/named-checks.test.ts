@@ -64,14 +64,20 @@ t.test("a failing pod: verbose, exclude, JSON, per check", async (t) => {
   t.equal(head.body.length, 0);
 });
 
-t.test("a /readyz/… path that names no check exactly is the upstream's", async (t) => {
+t.test("a /readyz/… path that names no check exactly is ours: 404 with the configured names, never the app's", async (t) => {
   const { daemon, upstream } = await setUp(t, "established-only", 200);
-  for (const path of ["/readyz/nope", "/readyz/listener-15008/", "/readyz/listener%2D15008", "/readyz/%2e%2e/health", "/readyz/../readyz", "/readyz/", "/readyz/SHUTDOWN"]) {
+  for (const path of ["/readyz/nope", "/readyz/listener-15008/", "/readyz/listener%2D15008", "/readyz/%2e%2e/health", "/readyz/../readyz", "/readyz/", "/readyz/SHUTDOWN", "/readyz/listener-9000?verbose"]) {
     const reply = await send(daemon.port, path);
-    t.equal(reply.status, 200, path);
-    t.equal(reply.text(), `upstream /prefix${path}`, `${path} reached the upstream as sent`);
+    t.equal(reply.status, 404, path);
+    t.equal(reply.headers["content-type"], "application/json", `${path}: JSON`);
+    t.equal(reply.text(), '{"error":"no such check","checks":["listener-15008","upstream","shutdown"]}', `${path}: the configured names, in check order`);
+    const head = await send(daemon.port, path, { method: "HEAD" });
+    t.equal(head.status, 404, `HEAD ${path}`);
+    t.equal(head.body.length, 0, `HEAD ${path}: no body`);
   }
+  t.notOk(upstream.received.some((request) => request.url.startsWith("/prefix/readyz")), "none reached the app");
   t.equal((await send(daemon.port, "/readyz/shutdown", { method: "POST" })).text(), "upstream /prefix/readyz/shutdown", "POST is the upstream's");
+  t.equal((await send(daemon.port, "/readyzx")).text(), "upstream /prefix/readyzx", "a path that only begins like /readyz is the upstream's");
 });
 
 t.test("a hung app: /readyz answers within the probe timeout, never later", async (t) => {

@@ -35,5 +35,15 @@ for (const artifact of BUILT_ARTIFACTS) {
       t.equal(own.code, 2);
       t.equal(own.stderr, 'error: READINESS_PROXY_REQUIRED_LISTENERS: expected a port other than --listen\'s own (the proxy listens there, so it would always pass), got "8080"\n');
     });
+
+    t.test("a --proc-root that does not exist at start is a typo: exit 2, one line naming the flag (or variable) and the value", async (t) => {
+      const flag = await runToExit([...artifact.command, "--listen", "127.0.0.1:0", "--proc-root", "/nonexistent", "--readiness-required-listener", "9000"], { PATH: process.env.PATH });
+      t.equal(flag.code, 2);
+      t.equal(flag.stderr, 'error: --proc-root: expected an existing directory (ENOENT), got "/nonexistent"\n');
+      t.equal(flag.stdout, "", "never started, so never said ready");
+      const variable = await runToExit([...artifact.command, "--listen", "127.0.0.1:0"], { PATH: process.env.PATH, READINESS_PROXY_PROC_ROOT: "/etc/hostname" });
+      t.equal(variable.code, 2);
+      t.equal(variable.stderr, 'error: READINESS_PROXY_PROC_ROOT: expected an existing directory (not a directory), got "/etc/hostname"\n');
+    });
   });
 }

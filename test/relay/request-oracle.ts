@@ -144,7 +144,7 @@ function walk(verdict: ReferenceVerdict, today: boolean): Expectation {
     let target: { url: string; authority: string | undefined } | undefined;
     const answersBefore = expectation.outcomes.length;
     if (request.expectationFailed) answered(request, [417]);
-    else if (isHealthPath(request.method, request.url)) answered(request, [200, 503]);
+    else if (isHealthPath(request.method, request.url)) answered(request, request.url.startsWith("/readyz/") ? [200, 404, 503] : [200, 503]);
     // The one authority rule (issue 52; its own table in authority-rule.test.ts): a Host that fails it is a 400 before the target is looked at.
     else if (!today && headerValues(request, "host").length === 1 && !authorityIsValid(headerValues(request, "host")[0]!)) return closingAnswer(request, [400], more);
     else if (request.url.startsWith("/")) target = { url: request.url, authority: undefined };
@@ -218,11 +218,11 @@ function headerValues(request: { readonly rawHeaders: readonly string[] }, lower
   return values;
 }
 
-/** CONTRACT §2: GET and HEAD on /health, /healthz, /readyz (query ignored) and /readyz/<check>; the only check here is `shutdown`. */
+/** CONTRACT §2: GET and HEAD on /health, /healthz, /readyz (query ignored) and every /readyz/<x> (404 when x names no check). */
 function isHealthPath(method: string, url: string): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
   if (["/health", "/healthz", "/readyz"].some((path) => url === path || url.startsWith(`${path}?`))) return true;
-  return url.startsWith("/readyz/") && url.slice("/readyz/".length).split("?")[0] === "shutdown";
+  return url.startsWith("/readyz/");
 }
 
 /** Everything that differs between the expectation and what the proxy did: empty when it agrees. */

@@ -51,7 +51,7 @@ export interface H2RoutingParts {
 export function routeStream(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined, bodyReads: LocalBodyReads): void {
   const { health } = parts;
   const healthPath = matchHealthPath(request.method, request.url);
-  if (healthPath !== undefined && health.owns(healthPath, request.url)) {
+  if (healthPath !== undefined) {
     // A body sent with it is read and dropped (the stream is never paused).
     const writer = streamWriter(stream, request);
     health.answer(healthPath, request, writer);
@@ -95,7 +95,22 @@ export function forward(parts: H2RoutingParts, stream: ClientStream, request: H2
     finishOnClose(stream, record);
     return;
   }
-  if (parts.upstreamProtocol === "http1") {
+  if (parts.upstreamProtocol === "auto" && !parts.h2cPool().knowsProtocol) {
+    // Until the app has answered a preface, the stream waits (nothing of it sent, its body held
+    // by its own window); then it goes on, in the protocol the app turned out to speak.
+    stream.pause();
+    parts.h2cPool().learnProtocol(() => {
+      if (!stream.closed) forwardKnowing(parts, stream, request, remoteAddress, preRead, preReadEnded);
+    });
+    return;
+  }
+  forwardKnowing(parts, stream, request, remoteAddress, preRead, preReadEnded);
+}
+
+/** To the app once `auto` knows what it speaks: HTTP/1.1 for `http1` or an app heard speaking it, else h2c. */
+function forwardKnowing(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded: boolean): void {
+  const { context } = parts;
+  if (parts.upstreamProtocol === "http1" || (parts.upstreamProtocol === "auto" && parts.h2cPool().speaksHttp1)) {
     if (request.grpc) {
       const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
       answerOwnError(context, stream, request, record, 502, new Error("upstream speaks HTTP/1.1"), "upstream speaks HTTP/1.1", { message: "upstream speaks HTTP/1.1" });

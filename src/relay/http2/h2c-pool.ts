@@ -34,6 +34,32 @@ export interface H2cPoolOptions {
 /** The error code waiters get when the app's SETTINGS did not come in time (undici's for a connect that took too long: a timeout to the metrics). */
 export const SETTINGS_TIMEOUT_CODE = "UND_ERR_CONNECT_TIMEOUT";
 
+/** The error code waiters get when the app answered our preface in HTTP/1.1: it speaks HTTP/1.1 only. */
+export const UPSTREAM_HTTP1_CODE = "UPSTREAM_SPEAKS_HTTP1";
+
+/** How the app's answer to our preface begins when it speaks HTTP/1.1 only (its status line, a 400 as a rule). */
+const HTTP1_STATUS_LINE = Buffer.from("HTTP/1.");
+/** `<`: an HTML page without a status line (HTTP/0.9 style), never the first octet of an h2 frame we allow. */
+const HTML_START = 0x3c;
+
+/**
+ * Whether the app's first octets, `chunk` after `seen` of them, are an HTTP/1.x answer: true, false, or
+ * undefined while the status line's prefix is still coming.
+ */
+function http1Answer(chunk: Buffer, seen: number): boolean | undefined {
+  if (seen === 0 && chunk.length > 0 && chunk[0] === HTML_START) return true;
+  const length = Math.min(chunk.length, HTTP1_STATUS_LINE.length - seen);
+  if (!chunk.subarray(0, length).equals(HTTP1_STATUS_LINE.subarray(seen, seen + length))) return false;
+  return seen + length === HTTP1_STATUS_LINE.length ? true : undefined;
+}
+
+/**
+ * How long `auto` remembers an app that answered in HTTP/1.1 before the next h2 stream asks it
+ * again: long enough that the app sees at most one refused preface a minute, short enough that
+ * an app replaced by an h2c one is heard within a minute.
+ */
+const HTTP1_REMEMBERED_MS = 60_000;
+
 /** Streams a session takes before the app's SETTINGS (RFC 9113 §6.5.2 suggests at least 100), and at most after it. */
 const INITIAL_CAPACITY = 100;
 const MAX_CAPACITY = 1000;
@@ -83,9 +109,47 @@ export class H2cPool {
   readonly #reportFault = (error: unknown): void => this.#options.reportFault?.(error);
   #sweeper: NodeJS.Timeout | undefined;
   #now = 0;
+  /** Until when (performance.now) the app is taken to speak HTTP/1.1 only: it answered our preface in it. */
+  #http1Until = Number.NEGATIVE_INFINITY;
+  /** An h2c session of this app has had SETTINGS since HTTP/1.1 was last heard. */
+  #heardH2c = false;
+  /** Who waits for {@link learnProtocol}'s answer: set while a connection asks the app. */
+  #learning: Array<() => void> | undefined;
 
   constructor(options: H2cPoolOptions) {
     this.#options = options;
+  }
+
+  /** The app answered our preface in HTTP/1.1 (within the last minute): `auto` sends it HTTP/1.1. */
+  get speaksHttp1(): boolean {
+    return performance.now() < this.#http1Until;
+  }
+
+  /** What the app speaks is known: h2c (a session had SETTINGS) or HTTP/1.1 (heard within the last minute). */
+  get knowsProtocol(): boolean {
+    return this.#heardH2c || this.speaksHttp1;
+  }
+
+  /**
+   * `auto`: calls `done` once what the app speaks is known, at once when it is. Otherwise one
+   * connection asks (the preface): its SETTINGS say h2c (and it serves the stream that waited),
+   * an HTTP/1.1 status line says {@link speaksHttp1}, a failure says nothing (the stream then
+   * meets that failure on h2c, as before). The stream that waits has sent nothing to the app.
+   */
+  learnProtocol(done: () => void): void {
+    if (this.knowsProtocol) return done();
+    if (this.#learning !== undefined) {
+      this.#learning.push(done);
+      return;
+    }
+    this.#learning = [done];
+    this.#open();
+  }
+
+  #endLearning(): void {
+    const learning = this.#learning;
+    this.#learning = undefined;
+    for (const done of learning ?? []) done();
   }
 
   /** Gives `user` a connection with room now (synchronously) or once one is ready. */
@@ -155,6 +219,7 @@ export class H2cPool {
     this.#sessions.push(pooled);
     this.#bySession.set(connection, pooled);
     const opened = pooled;
+    this.#listenForHttp1(opened);
     opened.settingsTimer = setTimeout(() => {
       const error = Object.assign(new Error(`upstream sent no HTTP/2 SETTINGS within ${this.#options.settingsTimeoutMs} ms`), { code: SETTINGS_TIMEOUT_CODE });
       this.#retire(opened, error);
@@ -167,6 +232,35 @@ export class H2cPool {
     });
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
     return pooled;
+  }
+
+  /**
+   * An HTTP/1.1-only app answers our preface with a status line ("HTTP/1.1 400 Bad Request"), or
+   * (python's http.server, taking "PRI * HTTP/2.0" for HTTP/0.9) with a bare HTML error page;
+   * the codec would read either as a frame header of some 4 MB (FRAME_SIZE_ERROR). The first
+   * octets are looked at, in however many pieces they come, before the codec sees them: an
+   * h2 server's first frame is a SETTINGS of a few octets, whose length's first octet is 0.
+   */
+  #listenForHttp1(pooled: PooledSession): void {
+    let seen = 0;
+    const sniff = (chunk: Buffer): void => {
+      const verdict = http1Answer(chunk, seen);
+      seen += chunk.length;
+      if (verdict === undefined) return;
+      pooled.socket.off("data", sniff);
+      if (!verdict) return;
+      this.#http1Until = performance.now() + HTTP1_REMEMBERED_MS;
+      this.#heardH2c = false;
+      const { host, port } = this.#options;
+      const error = Object.assign(
+        new Error(`upstream ${host}:${port} answered the HTTP/2 preface in HTTP/1.1: it speaks HTTP/1.1 only, not h2c (use --upstream-protocol http1 or auto)`),
+        { code: UPSTREAM_HTTP1_CODE },
+      );
+      this.#retire(pooled, error);
+      pooled.session.destroy();
+      pooled.socket.destroy();
+    };
+    pooled.socket.prependListener("data", sniff);
   }
 
   /** Each connection's handler: its streams' events go to their AppStream; its SETTINGS, GOAWAY and end to the pool. */
@@ -185,8 +279,10 @@ export class H2cPool {
         current.capacity = Math.max(1, Math.min(maxConcurrentStreams, MAX_CAPACITY));
         if (current.ready) return;
         current.ready = true;
+        this.#heardH2c = true;
         clearTimeout(current.settingsTimer);
         this.#serveWaiters(current);
+        this.#endLearning();
       },
       onFault: this.#reportFault,
     };
@@ -215,6 +311,8 @@ export class H2cPool {
       if (error === undefined || pooled.ready) this.acquire(user);
       else user.onSessionFailure(error);
     }
+    // A connection that ends before its SETTINGS answers what learnProtocol asked, as far as it can.
+    if (!pooled.ready) this.#endLearning();
   }
 
   #sweep(): void {

@@ -23,6 +23,8 @@ const PATHS = [
   "/readyz/listener-15008",
   "/readyz/listener-8000",
   "/readyz/shutdown",
+  "/readyz/nope",
+  "/readyz/",
 ];
 
 const curlMissing = await curlH2Missing();
@@ -41,6 +43,17 @@ t.test("curl --http2-prior-knowledge gets what HTTP/1.1 gets on every health pat
       t.same(h2Fields, h1Fields, `${method} ${path}: fields`);
       t.ok(overH2.headers.date, `${method} ${path}: dated`);
     }
+  }
+});
+
+t.test("over h2, a /readyz/<x> that names no check is ours: 404 with the configured names, never the app's", async (t) => {
+  const daemon = await startTestDaemon(t, ["--proc-root", join(fixtures, "listen-tcp-only"), "--readiness-required-listener", "15008"]);
+  const session = h2Connect(t, daemon.port);
+  for (const path of ["/readyz/listener-9000", "/readyz/", "/readyz/Shutdown?verbose"]) {
+    const answer = await h2Request(session, { ":path": path });
+    t.equal(answer.status, 404, path);
+    t.equal(answer.headers["content-type"], "application/json", `${path}: JSON`);
+    t.equal(answer.body.toString(), '{"error":"no such check","checks":["listener-15008","shutdown"]}', `${path}: the configured names`);
   }
 });
 
