@@ -70,4 +70,8 @@ export interface Config {
   readonly requiredHttpChecks: readonly HttpCheckSpec[];
   /** Named gRPC health checks (CONTRACT §15), in the order given. */
   readonly requiredGrpcChecks: readonly GrpcCheckSpec[];
+  /** Entrypoint form: exit 0 when the app ends because we stopped it (CONTRACT §17). */
+  readonly exitZeroOnStop: boolean;
+  /** Entrypoint form: loopback http URLs POSTed when the app exits on its own (CONTRACT §17), in the order given. */
+  readonly appExitNotify: readonly string[];
 }

@@ -14,6 +14,7 @@ import {
 } from "./option-values.js";
 import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
+import { MAX_EXIT_NOTIFY_URLS, parseExitNotifyUrls } from "./loopback-url.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
@@ -359,6 +360,21 @@ export const OPTIONS = [
     help: `a check <name> that passes while that server's grpc.health.v1 Check answers SERVING; repeatable, at most ${MAX_NAMED_CHECKS}`,
     env: "READINESS_PROXY_REQUIRED_GRPC",
     parse: parseGrpcChecks,
+  },
+  {
+    kind: "switch",
+    field: "exitZeroOnStop",
+    flag: "--exit-zero-on-stop",
+    help: "entrypoint form: exit 0 when the app ends because we stopped it (SIGTERM, SIGINT, POST /quitquitquit), whatever its code; an app that exits on its own keeps its code",
+    env: "READINESS_PROXY_EXIT_ZERO_ON_STOP",
+  },
+  {
+    kind: "list",
+    field: "appExitNotify",
+    flag: "--app-exit-notify <url>",
+    help: `entrypoint form: when the app exits on its own, POST an empty body to this loopback http URL (a Job's mesh sidecar: Istio's :15020/quitquitquit, Linkerd's :4191/shutdown); repeatable, at most ${MAX_EXIT_NOTIFY_URLS}`,
+    env: "READINESS_PROXY_APP_EXIT_NOTIFY",
+    parse: parseExitNotifyUrls,
   },
 ] as const satisfies readonly OptionSpec[];
 
