@@ -9,6 +9,7 @@ import { loadErrorPages } from "./http/error-pages.js";
 import { ErrorResponder } from "./http/error-response.js";
 import type { DrainState } from "./http/drain-state.js";
 import { HealthEndpoints } from "./http/health.js";
+import { AppHealth } from "./http/app-health.js";
 import { ProxyErrorLog } from "./http/proxy-error-log.js";
 import { StreamGarbage } from "./http/stream-garbage.js";
 import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
@@ -174,7 +175,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     timeoutMs: config.shutdownTimeoutMs,
   });
   const server = new RelayServer({
-    health: new HealthEndpoints(readiness, drain, errors, waitForDrain),
+    health: new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config)),
     drain,
     upstreamPool: pool,
     // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
@@ -311,6 +312,12 @@ function probedChecks(config: Config): ProbedCheck[] {
     ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs)),
     ...(upstream ? [upstream] : []),
   ];
+}
+
+/** `/app-health` (CONTRACT §17): at --app-health-path, else the upstream check's path; off when neither is given. */
+function appHealth(config: Config): AppHealth | undefined {
+  const path = config.appHealthPath ?? config.upstreamHealthPath;
+  return path === undefined ? undefined : new AppHealth({ origin: config.upstream.origin, path, timeoutMs: config.upstreamHealthTimeoutMs });
 }
 
 /**

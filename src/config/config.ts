@@ -74,4 +74,6 @@ export interface Config {
   readonly exitZeroOnStop: boolean;
   /** Entrypoint form: loopback http URLs POSTed when the app exits on its own (CONTRACT §17), in the order given. */
   readonly appExitNotify: readonly string[];
+  /** The app's health path `/app-health` asks (CONTRACT §17); undefined: the upstream check's path, or the route off. */
+  readonly appHealthPath: string | undefined;
 }

@@ -376,6 +376,14 @@ export const OPTIONS = [
     env: "READINESS_PROXY_APP_EXIT_NOTIFY",
     parse: parseExitNotifyUrls,
   },
+  {
+    kind: "optional",
+    field: "appHealthPath",
+    flag: "--app-health-path <path>",
+    help: "GET /app-health answers with the app's own status at this path, on a connection of its own, never queued: for a livenessProbe (default: --readiness-upstream-path; neither: /app-health is proxied)",
+    env: "READINESS_PROXY_APP_HEALTH_PATH",
+    parse: parseHealthPath,
+  },
 ] as const satisfies readonly OptionSpec[];
 
 const UPSTREAM_PROTOCOLS = ["auto", "http1", "h2c"] as const;

@@ -1,4 +1,4 @@
-// /health, /healthz (liveness), /readyz with its named checks (readiness, CONTRACT §2) and /wait-for-drain (§14), answered on the proxy's own listener.
+// /health, /healthz (liveness), /readyz with its named checks (readiness, CONTRACT §2), /wait-for-drain (§14) and /app-health (§17), answered on the proxy's own listener.
 import type { DrainState } from "./drain-state.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessCheck } from "../readiness/readiness-check.js";
@@ -8,9 +8,10 @@ import { evaluate, parseReadyzQuery, readyzJson, readyzVerbose, singleCheckText,
 import { requestIdOf } from "./request-id.js";
 import type { RequestView, ResponseWriter } from "./response-writer.js";
 import type { WaitForDrain } from "./wait-for-drain.js";
+import type { AppHealth } from "./app-health.js";
 
 /** Which health path a request is for, or undefined when it belongs to the upstream. */
-export type HealthPath = "liveness" | "readiness" | "single check" | "drain wait";
+export type HealthPath = "liveness" | "readiness" | "single check" | "drain wait" | "app health";
 
 const SINGLE_CHECK_PREFIX = "/readyz/";
 
@@ -26,6 +27,7 @@ export function matchHealthPath(method: string, url: string): HealthPath | undef
   if (isPath(url, "/health") || isPath(url, "/healthz")) return "liveness";
   if (url.startsWith(SINGLE_CHECK_PREFIX)) return "single check";
   if (isPath(url, "/wait-for-drain")) return "drain wait";
+  if (isPath(url, "/app-health")) return "app health";
   return undefined;
 }
 
@@ -67,21 +69,26 @@ export class HealthEndpoints {
   readonly #errors: ErrorResponder;
   readonly #names: ReadonlySet<string>;
   readonly #waitForDrain: WaitForDrain;
+  readonly #appHealth: AppHealth | undefined;
   #lastAnswer: PreparedAnswer | undefined;
 
-  constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder, waitForDrain: WaitForDrain) {
+  /** `appHealth` undefined: no app health path is configured, and `/app-health` is the app's like any path. */
+  constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder, waitForDrain: WaitForDrain, appHealth?: AppHealth) {
     this.#readiness = readiness;
     this.#drain = drain;
     this.#errors = errors;
     this.#names = new Set(readiness.names);
     this.#waitForDrain = waitForDrain;
+    this.#appHealth = appHealth;
   }
 
   /**
    * Whether a matched path is ours to answer: every one but a `/readyz/<x>` whose `x` names no
-   * check (see {@link ownsSingleCheck}). Both protocols ask this, then {@link answer}.
+   * check (see {@link ownsSingleCheck}), and `/app-health` when no app health path is configured.
+   * Both protocols ask this, then {@link answer}.
    */
   owns(path: HealthPath, url: string): boolean {
+    if (path === "app health") return this.#appHealth !== undefined;
     return path !== "single check" || this.ownsSingleCheck(url);
   }
 
@@ -96,6 +103,8 @@ export class HealthEndpoints {
         return this.singleCheck(request, writer);
       case "drain wait":
         return this.#waitForDrain.answer(writer);
+      case "app health":
+        return this.#appHealth!.answer(writer);
     }
   }
 

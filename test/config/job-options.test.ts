@@ -23,6 +23,12 @@ t.test("defaults: off", async (t) => {
   const defaults = config(APP);
   t.equal(defaults.exitZeroOnStop, false);
   t.same(defaults.appExitNotify, []);
+  t.equal(defaults.appHealthPath, undefined);
+});
+
+t.test("--app-health-path, from the flag and the env", async (t) => {
+  t.equal(config(["--app-health-path", "/livez"]).appHealthPath, "/livez");
+  t.equal(config([], { READINESS_PROXY_APP_HEALTH_PATH: "/healthz?deep=1" }).appHealthPath, "/healthz?deep=1");
 });
 
 t.test("--exit-zero-on-stop and --app-exit-notify, from flags and from env", async (t) => {
@@ -47,6 +53,8 @@ t.test("usage errors: one line naming the flag and the value, exit 2", async (t)
     [["--app-exit-notify", "https://127.0.0.1:15020/quitquitquit", ...APP], {}, 'error: --app-exit-notify: expected an absolute http:// URL on loopback, like http://127.0.0.1:15020/quitquitquit, got "https://127.0.0.1:15020/quitquitquit"\n'],
     [["--app-exit-notify", "/quitquitquit", ...APP], {}, 'error: --app-exit-notify: expected an absolute http:// URL on loopback, like http://127.0.0.1:15020/quitquitquit, got "/quitquitquit"\n'],
     [APP, { READINESS_PROXY_APP_EXIT_NOTIFY: "http://example.com/x" }, 'error: READINESS_PROXY_APP_EXIT_NOTIFY: expected a loopback host (127.0.0.0/8, [::1] or localhost), got "http://example.com/x"\n'],
+    [["--app-health-path", "livez"], {}, 'error: --app-health-path: expected a path starting with / without spaces or control characters, got "livez"\n'],
+    [[], { READINESS_PROXY_APP_HEALTH_PATH: "/a b" }, 'error: READINESS_PROXY_APP_HEALTH_PATH: expected a path starting with / without spaces or control characters, got "/a b"\n'],
     [[...Array.from({ length: 9 }, (_, index) => `--app-exit-notify=http://127.0.0.1:${index + 1}/`), ...APP], {}, 'error: --app-exit-notify: expected at most 8 URLs, got "9 URLs"\n'],
   ];
   for (const [argv, env, line] of cases) {
