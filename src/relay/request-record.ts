@@ -1,4 +1,5 @@
 // What one proxied request reports as it goes: its concurrency slot, the metrics observer's calls, and its access-log line at the end.
+import { traceIdOf } from "../access-log/trace-context.js";
 import { withoutQuery } from "../access-log/access-log.js";
 import { requestIdOf } from "../http/request-id.js";
 import type { RequestView } from "../http/response-writer.js";
@@ -203,6 +204,7 @@ export class RequestRecord implements WatchedExchange {
       upstreamMs: this.#upstreamMs,
       queueMs: this.#context.limiter === undefined ? undefined : (this.#queueMs ?? 0),
       requestId: this.requestId,
+      traceId: traceIdOf(request.header("traceparent")),
       remoteAddr: this.#remoteAddress,
       userAgent: request.header("user-agent"),
       // Ended by a deadline of ours, not by the client leaving.
