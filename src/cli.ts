@@ -254,6 +254,7 @@ export function describeConfig(config: Config): Record<string, string | number |
     ...(config.idleTimeoutMs > 0 && { idleTimeout: formatDuration(config.idleTimeoutMs) }),
     ...(config.maxRequestDurationMs > 0 && { maxRequestDuration: formatDuration(config.maxRequestDurationMs) }),
     ...(config.exitZeroOnStop && { exitZeroOnStop: true }),
+    ...(config.upstreamConnectRetryMs > 0 && { upstreamConnectRetry: formatDuration(config.upstreamConnectRetryMs) }),
     ...(config.appExitNotify.length > 0 && { appExitNotify: config.appExitNotify.join(",") }),
     ...(config.maxConnectionAgeMs > 0 && { maxConnectionAge: formatDuration(config.maxConnectionAgeMs), maxConnectionAgeGrace: formatDuration(config.maxConnectionAgeGraceMs) }),
   };

@@ -199,6 +199,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       connectionAge: config.maxConnectionAgeMs > 0 ? { maxAgeMs: config.maxConnectionAgeMs, graceMs: config.maxConnectionAgeGraceMs } : undefined,
       reportFault,
       inFlight,
+      connectRetryMs: config.upstreamConnectRetryMs,
     },
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;

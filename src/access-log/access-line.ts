@@ -34,6 +34,7 @@ const KEYS = {
   queueMs: ascii(`,"queueMs":`),
   requestId: ascii(`,"requestId":`),
   traceId: ascii(`,"traceId":`),
+  connectRetries: ascii(`,"connectRetries":`),
   remoteAddr: ascii(`,"remoteAddr":`),
   userAgent: ascii(`,"userAgent":`),
   aborted: ascii(`,"aborted":true`),
@@ -123,6 +124,10 @@ export class AccessLineWriter implements LineEncoder<AccessLogEntry> {
     if (traceId !== undefined) {
       this.#bytes(KEYS.traceId);
       this.#string(traceId, 0, traceId.length);
+    }
+    if (entry.connectRetries !== undefined) {
+      this.#bytes(KEYS.connectRetries);
+      this.#number(entry.connectRetries);
     }
     const remoteAddr = entry.remoteAddr;
     if (remoteAddr !== undefined) {

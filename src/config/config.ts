@@ -76,4 +76,6 @@ export interface Config {
   readonly appExitNotify: readonly string[];
   /** The app's health path `/app-health` asks (CONTRACT §17); undefined: the upstream check's path, or the route off. */
   readonly appHealthPath: string | undefined;
+  /** --upstream-connect-retry (CONTRACT §17): how long after its arrival a refused request may be tried again; 0: off. */
+  readonly upstreamConnectRetryMs: number;
 }

@@ -384,6 +384,14 @@ export const OPTIONS = [
     env: "READINESS_PROXY_APP_HEALTH_PATH",
     parse: parseHealthPath,
   },
+  {
+    kind: "value",
+    field: "upstreamConnectRetryMs",
+    flag: "--upstream-connect-retry <duration>",
+    help: "a request whose connection to the app is refused (nothing was sent) is tried again, any method, backing off 25ms to 250ms, until this long after it arrived; then 502; 0s: off",
+    default: "0s",
+    parse: parseDurationOption,
+  },
 ] as const satisfies readonly OptionSpec[];
 
 const UPSTREAM_PROTOCOLS = ["auto", "http1", "h2c"] as const;

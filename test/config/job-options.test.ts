@@ -24,6 +24,12 @@ t.test("defaults: off", async (t) => {
   t.equal(defaults.exitZeroOnStop, false);
   t.same(defaults.appExitNotify, []);
   t.equal(defaults.appHealthPath, undefined);
+  t.equal(defaults.upstreamConnectRetryMs, 0);
+});
+
+t.test("--upstream-connect-retry, from the flag and the env", async (t) => {
+  t.equal(config(["--upstream-connect-retry", "10s"]).upstreamConnectRetryMs, 10_000);
+  t.equal(config([], { READINESS_PROXY_UPSTREAM_CONNECT_RETRY: "1m30s" }).upstreamConnectRetryMs, 90_000);
 });
 
 t.test("--app-health-path, from the flag and the env", async (t) => {
@@ -53,6 +59,8 @@ t.test("usage errors: one line naming the flag and the value, exit 2", async (t)
     [["--app-exit-notify", "https://127.0.0.1:15020/quitquitquit", ...APP], {}, 'error: --app-exit-notify: expected an absolute http:// URL on loopback, like http://127.0.0.1:15020/quitquitquit, got "https://127.0.0.1:15020/quitquitquit"\n'],
     [["--app-exit-notify", "/quitquitquit", ...APP], {}, 'error: --app-exit-notify: expected an absolute http:// URL on loopback, like http://127.0.0.1:15020/quitquitquit, got "/quitquitquit"\n'],
     [APP, { READINESS_PROXY_APP_EXIT_NOTIFY: "http://example.com/x" }, 'error: READINESS_PROXY_APP_EXIT_NOTIFY: expected a loopback host (127.0.0.0/8, [::1] or localhost), got "http://example.com/x"\n'],
+    [["--upstream-connect-retry", "10"], {}, 'error: --upstream-connect-retry: expected a duration like 500ms, 1s or 1m30s, got "10"\n'],
+    [[], { READINESS_PROXY_UPSTREAM_CONNECT_RETRY: "soon" }, 'error: READINESS_PROXY_UPSTREAM_CONNECT_RETRY: expected a duration like 500ms, 1s or 1m30s, got "soon"\n'],
     [["--app-health-path", "livez"], {}, 'error: --app-health-path: expected a path starting with / without spaces or control characters, got "livez"\n'],
     [[], { READINESS_PROXY_APP_HEALTH_PATH: "/a b" }, 'error: READINESS_PROXY_APP_HEALTH_PATH: expected a path starting with / without spaces or control characters, got "/a b"\n'],
     [[...Array.from({ length: 9 }, (_, index) => `--app-exit-notify=http://127.0.0.1:${index + 1}/`), ...APP], {}, 'error: --app-exit-notify: expected at most 8 URLs, got "9 URLs"\n'],

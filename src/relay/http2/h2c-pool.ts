@@ -137,6 +137,10 @@ export class H2cPool {
     const { host, port } = this.#options;
     const socket = connect({ host, port, noDelay: true });
     let pooled: PooledSession | undefined;
+    // First of the socket's listeners: a refused connect's code (ECONNREFUSED) is known before the close retires the session, so its waiters hear it (--upstream-connect-retry reads it).
+    socket.once("error", (error) => {
+      if (pooled !== undefined) pooled.socketError ??= error;
+    });
     const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW }, (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
@@ -168,7 +172,7 @@ export class H2cPool {
       onReset: (stream, code) => port(stream)?.wasReset(code),
       onStreamEnd: (stream) => port(stream)?.completed(),
       onGoaway: () => this.#retire(pooled(), undefined),
-      onClose: (error) => this.#retire(pooled(), error ?? new Error("upstream closed the connection")),
+      onClose: (error) => this.#retire(pooled(), error ?? pooled().socketError ?? new Error("upstream closed the connection")),
       onPeerSettings: (maxConcurrentStreams) => {
         const current = pooled();
         current.capacity = Math.max(1, Math.min(maxConcurrentStreams, MAX_CAPACITY));
