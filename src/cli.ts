@@ -30,7 +30,7 @@ export interface CommandLineOutput {
 }
 
 /** The commands that talk to a running proxy's admin listener (src/admin/admin-command.ts, loaded only for them). */
-export const ADMIN_COMMANDS: readonly string[] = ["drain", "maintenance", "status"];
+export const ADMIN_COMMANDS: readonly string[] = ["drain", "maintenance", "status", "stop", "log-level"];
 
 /** Whether `argv` (without node and script) is one of {@link ADMIN_COMMANDS} rather than a daemon's command line. */
 export function isAdminCommand(argv: readonly string[]): boolean {
@@ -61,6 +61,8 @@ export function buildProgram(output: CommandLineOutput): Command {
         "  readiness-proxy drain                          begin the drain without stopping\n" +
         "  readiness-proxy maintenance on [--for <d>]     fail the maintenance check (until off, or for <d>)\n" +
         "  readiness-proxy maintenance off\n" +
+        "  readiness-proxy stop                           the whole shutdown, as SIGTERM runs it, then exit\n" +
+        "  readiness-proxy log-level <level>              log at this level from now on, until the process ends\n" +
         "  readiness-proxy status                         readiness, checks, drain, maintenance, requests in flight",
     )
     .allowExcessArguments(false)
@@ -106,6 +108,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     }
     const options = readOptions(program, env);
     validateStartWait(options, appCommand);
+    validateAppExit(options, appCommand);
     const config = { ...validateTogether(options), appCommand };
     const warnings = unknownVariables(env, OPTIONS.map(envName)).map(({ variable, closest }) => ({ msg: UNKNOWN_VARIABLE_MESSAGE, fields: { variable, didYouMean: closest } }));
     return { action: "run", config, warnings };
@@ -224,6 +227,13 @@ function validateStartWait({ fields, texts }: ReadOptions, appCommand: readonly 
   if (fields.requiredListeners.length === 0) throw usageError("--app-start-wait", "expected with at least one --readiness-required-listener to wait for", text);
 }
 
+/** What the proxy does at the app's exit (CONTRACT §17) means nothing without an app: a usage error, as for --app-start-wait. */
+function validateAppExit({ fields, sources }: ReadOptions, appCommand: readonly string[]): void {
+  if (appCommand.length > 0) return;
+  if (fields.exitZeroOnStop) throw usageError(sources.get("exitZeroOnStop")!, "expected only in the entrypoint form (with -- <command>)");
+  if (fields.appExitNotify.length > 0) throw usageError(sources.get("appExitNotify")!, "expected only in the entrypoint form (with -- <command>)", fields.appExitNotify[0]);
+}
+
 /** Two listen hosts that would collide on one port: the same host, or either one every address. */
 function sameHostOrWildcard(a: string | undefined, b: string | undefined): boolean {
   const wildcard = (host: string | undefined) => host === undefined || host === "0.0.0.0" || host === "::";
@@ -249,6 +259,9 @@ export function describeConfig(config: Config): Record<string, string | number |
     ...(config.adminListen && { adminListen: formatListenAddress(config.adminListen) }),
     ...(config.idleTimeoutMs > 0 && { idleTimeout: formatDuration(config.idleTimeoutMs) }),
     ...(config.maxRequestDurationMs > 0 && { maxRequestDuration: formatDuration(config.maxRequestDurationMs) }),
+    ...(config.exitZeroOnStop && { exitZeroOnStop: true }),
+    ...(config.upstreamConnectRetryMs > 0 && { upstreamConnectRetry: formatDuration(config.upstreamConnectRetryMs) }),
+    ...(config.appExitNotify.length > 0 && { appExitNotify: config.appExitNotify.join(",") }),
     ...(config.maxConnectionAgeMs > 0 && { maxConnectionAge: formatDuration(config.maxConnectionAgeMs), maxConnectionAgeGrace: formatDuration(config.maxConnectionAgeGraceMs) }),
   };
 }

@@ -9,6 +9,7 @@ import { loadErrorPages } from "./http/error-pages.js";
 import { ErrorResponder } from "./http/error-response.js";
 import type { DrainState } from "./http/drain-state.js";
 import { HealthEndpoints } from "./http/health.js";
+import { AppHealth } from "./http/app-health.js";
 import { ProxyErrorLog } from "./http/proxy-error-log.js";
 import { StreamGarbage } from "./http/stream-garbage.js";
 import { NO_PROXY_OBSERVER, type ProxyObserver } from "./http/proxy-observer.js";
@@ -85,6 +86,11 @@ export interface DaemonOptions {
   readonly localH2Services?: readonly LocalH2Service[];
   /** The readiness cache's clock; tests advance one by hand to count runs per TTL. */
   readonly clock?: Clock;
+  /**
+   * The whole shutdown as a signal starts it (main.ts's, which then exits), for the admin
+   * listener's `POST /quitquitquit` (CONTRACT §17); without it, the shutdown runs and nothing exits.
+   */
+  readonly requestStop?: (reason: string) => void;
 }
 
 /**
@@ -92,7 +98,7 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock, requestStop }: DaemonOptions): Daemon {
   // The operator's switch (CONTRACT §14), only with the admin listener; a change is told to gRPC watchers at once.
   const maintenance = config.adminListen ? new MaintenanceMode({ log, onChange: () => grpcHealth.drainBegan() }) : undefined;
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
@@ -180,7 +186,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     timeoutMs: config.shutdownTimeoutMs,
   });
   const server = new RelayServer({
-    health: new HealthEndpoints(readiness, drain, errors, waitForDrain),
+    health: new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config)),
     drain,
     upstreamPool: pool,
     // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
@@ -204,6 +210,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       connectionAge: config.maxConnectionAgeMs > 0 ? { maxAgeMs: config.maxConnectionAgeMs, graceMs: config.maxConnectionAgeGraceMs } : undefined,
       reportFault,
       inFlight,
+      connectRetryMs: config.upstreamConnectRetryMs,
     },
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
@@ -225,6 +232,11 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     afterDrain: async (reason) => {
       // --app-stop-signal, else the signal we got (SIGINT stays SIGINT); after its own exit there is none to send.
       await app?.stop(config.appStopSignal ?? (reason === "SIGINT" ? "SIGINT" : "SIGTERM"));
+      // An app that ended on its own (a Job's): the pod's other sidecars are told, so the pod can complete (CONTRACT §17).
+      if (app?.exit && !app.stoppedByUs && config.appExitNotify.length > 0) {
+        const { notifyAppExit } = await import("./app/exit-notify.js");
+        await notifyAppExit(config.appExitNotify, log);
+      }
       // Last: a scrape or a status during the drain still sees it.
       maintenance?.close();
       await Promise.all([metrics?.close(), admin?.close()]);
@@ -238,6 +250,13 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       const { AdminServer } = await import("./admin/admin-server.js");
       const adminServer = new AdminServer(config.adminListen, {
         drain: () => shutdown.beginDrain("POST /drain"),
+        stop: () => (requestStop ?? ((reason: string) => void shutdown.run(reason)))("POST /quitquitquit"),
+        // Both loggers: the access log's lines follow the level like every other (CONTRACT §17).
+        setLogLevel: (level) => {
+          log.level = level;
+          accessLog.level = level;
+          log.info({ level }, "log level set");
+        },
         maintenance,
         status: async () => describeStatus(await readiness.check(), drain, maintenance.until, inFlight.count),
       });
@@ -307,6 +326,12 @@ function probedChecks(config: Config): ProbedCheck[] {
     ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs)),
     ...(upstream ? [upstream] : []),
   ];
+}
+
+/** `/app-health` (CONTRACT §17): at --app-health-path, else the upstream check's path; off when neither is given. */
+function appHealth(config: Config): AppHealth | undefined {
+  const path = config.appHealthPath ?? config.upstreamHealthPath;
+  return path === undefined ? undefined : new AppHealth({ origin: config.upstream.origin, path, timeoutMs: config.upstreamHealthTimeoutMs });
 }
 
 /**

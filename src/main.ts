@@ -2,7 +2,7 @@
 // First, before any other module is evaluated: SIGUSR1 must never open the inspector.
 import { closeInspectorIfOpen, guardSigusr1 } from "./inspector-guard.js";
 import { FORWARDED_SIGNALS } from "./app/app-process.js";
-import { exitCodeOf } from "./app/exit-status.js";
+import { proxyExitCode } from "./app/exit-status.js";
 import { isAdminCommand, parseCommandLine } from "./cli.js";
 import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
@@ -51,13 +51,14 @@ async function main(): Promise<void> {
   try {
     // prom-client is loaded only when metrics are asked for: start-up and the hot path pay nothing otherwise.
     const metrics = config.metricsListen && (await import("./metrics/metrics.js")).metricsFactory(config.metricsListen, log);
-    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined });
+    // POST /quitquitquit: the shutdown a signal starts, defined below with the signals' handling.
+    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined, requestStop: (reason) => beginStop(reason) });
   } catch (error) {
     return exitOnKnownError(error, exit);
   }
   const { app } = daemon;
-  /** Ours is 0 after a clean shutdown; in the entrypoint form it is the app's (CONTRACT §8). */
-  const finalExitCode = () => (app?.exit ? exitCodeOf(app.exit) : EXIT_CODES.ok);
+  /** Ours is 0 after a clean shutdown; in the entrypoint form it is the app's (CONTRACT §8), or 0 for one we stopped with --exit-zero-on-stop (§17). */
+  const finalExitCode = () => (app?.exit ? proxyExitCode(app.exit, { stoppedByUs: app.stoppedByUs, exitZeroOnStop: config.exitZeroOnStop }) : EXIT_CODES.ok);
 
   let stopping = false;
   const stop = (reason: string, skipDelay: boolean) => {
@@ -70,18 +71,21 @@ async function main(): Promise<void> {
       },
     );
   };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (daemon.holdingApp && !stopping) {
+  /** The first SIGTERM or SIGINT, or POST /quitquitquit: the whole shutdown, then the exit. Returns false when one already runs. */
+  const beginStop = (reason: string): boolean => {
+    if (stopping) return false;
+    if (daemon.holdingApp) {
       // --app-start-wait still holds the app: nothing was started, nothing is in flight for it.
       stopping = true;
-      log.info({ reason: signal, appStarted: false }, "stopped");
+      log.info({ reason, appStarted: false }, "stopped");
       void exit(EXIT_CODES.ok);
-      return;
+      return true;
     }
-    if (!stopping) {
-      stop(signal, false);
-      return;
-    }
+    stop(reason, false);
+    return true;
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (beginStop(signal)) return;
     // A second signal means "now": in-flight requests are cut.
     log.warn({ signal }, "second signal; exiting at once");
     if (app && app.exit === undefined) {

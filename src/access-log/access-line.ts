@@ -33,6 +33,8 @@ const KEYS = {
   upstreamMs: ascii(`,"upstreamMs":`),
   queueMs: ascii(`,"queueMs":`),
   requestId: ascii(`,"requestId":`),
+  traceId: ascii(`,"traceId":`),
+  connectRetries: ascii(`,"connectRetries":`),
   remoteAddr: ascii(`,"remoteAddr":`),
   userAgent: ascii(`,"userAgent":`),
   aborted: ascii(`,"aborted":true`),
@@ -77,7 +79,7 @@ export class AccessLineWriter implements LineEncoder<AccessLogEntry> {
 
   /** At least the bytes {@link encode} can need for `entry`. */
   maxBytes(entry: AccessLogEntry): number {
-    const strings = entry.method.length + entry.path.length + entry.protocol.length + entry.requestId.length + (entry.remoteAddr?.length ?? 0) + (entry.userAgent?.length ?? 0);
+    const strings = entry.method.length + entry.path.length + entry.protocol.length + entry.requestId.length + (entry.traceId?.length ?? 0) + (entry.remoteAddr?.length ?? 0) + (entry.userAgent?.length ?? 0);
     return this.#fixedBytes + (this.#epochMs === undefined ? this.#time().length * 3 : 0) + strings * BYTES_PER_UNIT;
   }
 
@@ -118,6 +120,15 @@ export class AccessLineWriter implements LineEncoder<AccessLogEntry> {
     }
     this.#bytes(KEYS.requestId);
     this.#string(entry.requestId, 0, entry.requestId.length);
+    const traceId = entry.traceId;
+    if (traceId !== undefined) {
+      this.#bytes(KEYS.traceId);
+      this.#string(traceId, 0, traceId.length);
+    }
+    if (entry.connectRetries !== undefined) {
+      this.#bytes(KEYS.connectRetries);
+      this.#number(entry.connectRetries);
+    }
     const remoteAddr = entry.remoteAddr;
     if (remoteAddr !== undefined) {
       this.#bytes(KEYS.remoteAddr);

@@ -24,6 +24,10 @@ export interface AccessLogEntry {
   readonly queueMs?: number | undefined;
   /** The same id as the error pages and `X-Request-Id`. */
   readonly requestId: string;
+  /** The trace id of a valid W3C `traceparent` on the request (src/access-log/trace-context.ts); undefined for none or an invalid one. */
+  readonly traceId?: string | undefined;
+  /** Refused connects tried again (--upstream-connect-retry, CONTRACT §17): on every line when it is on, else undefined. */
+  readonly connectRetries?: number | undefined;
   /**
    * The peer's IP as `socket.remoteAddress` gives it (no port). Read it when the connection is
    * accepted: Node forgets it once the socket is destroyed. `::ffff:` is stripped from IPv4-mapped

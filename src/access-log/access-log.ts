@@ -42,8 +42,12 @@ class LineAccessLog implements AccessLog {
   /** The same stream when it is a LineBatch, which takes the line's bytes written in place. */
   readonly #batch: LineBatch | undefined;
   readonly #writer: AccessLineWriter;
+  readonly #log: Logger;
+  readonly #info: number;
 
   constructor(log: Logger) {
+    this.#log = log;
+    this.#info = log.levels.values.info!;
     const internals = log as unknown as Record<symbol, unknown>;
     this.#stream = internals[pino.symbols.streamSym] as { write(line: string): unknown };
     this.#batch = this.#stream instanceof LineBatch ? this.#stream : undefined;
@@ -59,6 +63,8 @@ class LineAccessLog implements AccessLog {
   }
 
   record(entry: AccessLogEntry): void {
+    // The level may be raised at run time (admin PUT /log-level): one comparison per line.
+    if (this.#log.levelVal > this.#info) return;
     if (this.#batch !== undefined) this.#batch.writeEncoded(this.#writer, entry);
     else this.#stream.write(this.#writer.line(entry));
   }

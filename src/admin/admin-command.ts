@@ -1,8 +1,9 @@
-// `readiness-proxy drain | maintenance on [--for <d>] | maintenance off | status` (CONTRACT §14): one request to the admin listener, for a preStop exec in an image with no shell or curl.
+// `readiness-proxy drain | stop | maintenance on [--for <d>] | maintenance off | log-level <level> | status` (CONTRACT §14, §17): one request to the admin listener, for a preStop exec in an image with no shell or curl.
 import { request } from "node:http";
 import { formatListenAddress, parseAdminListen, type ListenAddress } from "../config/listen-address.js";
 import { parseDurationOption } from "../config/option-values.js";
 import { maintenanceDurationProblem } from "./maintenance.js";
+import { LOG_LEVELS } from "../logger.js";
 import { errorCode, EXIT_CODES, ReadinessProxyError, ERROR_CODES, usageError } from "../errors.js";
 
 /** Where the command writes; tests capture it. */
@@ -15,21 +16,24 @@ const ADMIN_ENV = "READINESS_PROXY_ADMIN_LISTEN";
 /** A drain or a switch answers at once; a listener that takes longer is not one of ours. */
 const ANSWER_TIMEOUT_MS = 10_000;
 
-const USAGE = `Usage: readiness-proxy drain|status [--admin-listen <host:port>]
+const USAGE = `Usage: readiness-proxy drain|stop|status [--admin-listen <host:port>]
        readiness-proxy maintenance on [--for <duration>] [--admin-listen <host:port>]
        readiness-proxy maintenance off [--admin-listen <host:port>]
+       readiness-proxy log-level <level> [--admin-listen <host:port>]
 
 Asks the running proxy's admin listener (--admin-listen, or ${ADMIN_ENV}):
   drain             begin the drain without stopping (POST /drain)
+  stop              the whole shutdown, as SIGTERM runs it, then exit (POST /quitquitquit)
   maintenance on    fail the maintenance check, for --for <duration> or until off (POST /maintenance)
   maintenance off   pass it again (DELETE /maintenance)
+  log-level <level> log at this level from now on: ${LOG_LEVELS.join(", ")} (PUT /log-level)
   status            readiness, drain, maintenance, checks and requests in flight (GET /status)
 Prints the answer; exits 0 on 2xx, 1 when the listener cannot be reached or refuses, 2 on usage errors.
 `;
 
 /** One admin request: method and path. */
 interface AdminRequest {
-  readonly method: "GET" | "POST" | "DELETE";
+  readonly method: "GET" | "POST" | "PUT" | "DELETE";
   readonly path: string;
 }
 
@@ -90,19 +94,32 @@ export function parseAdminCommand(argv: readonly string[], env: NodeJS.ProcessEn
     const problem = forText === undefined ? undefined : maintenanceDurationProblem(parseDurationOption("--for", forText));
     if (problem !== undefined) throw usageError("--for", problem, forText);
     adminRequest = sub === "off" ? { method: "DELETE", path: "/maintenance" } : { method: "POST", path: forText === undefined ? "/maintenance" : `/maintenance?for=${encodeURIComponent(forText)}` };
-  } else if ((command === "drain" || command === "status") && sub === undefined) {
+  } else if ((command === "drain" || command === "stop" || command === "status") && sub === undefined) {
     if (forText !== undefined) throw usageError("--for", "expected only with maintenance on", forText);
-    adminRequest = command === "drain" ? { method: "POST", path: "/drain" } : { method: "GET", path: "/status" };
+    adminRequest = SIMPLE_REQUESTS[command];
+  } else if (command === "log-level" && extra.length === 0) {
+    if (forText !== undefined) throw usageError("--for", "expected only with maintenance on", forText);
+    if (!LOG_LEVELS.some((level) => level === sub)) throw usageError("log-level", `expected one of ${LOG_LEVELS.join(", ")}`, sub ?? "");
+    adminRequest = { method: "PUT", path: `/log-level?level=${sub}` };
   } else if (command === "maintenance") {
     throw usageError("maintenance", "expected on or off", words.slice(1).join(" "));
+  } else if (command === "log-level") {
+    throw usageError("log-level", `expected one of ${LOG_LEVELS.join(", ")}`, words.slice(1).join(" "));
   } else {
-    throw usageError("readiness-proxy", "expected drain, maintenance on|off or status", words.join(" "));
+    throw usageError("readiness-proxy", "expected drain, stop, maintenance on|off, log-level <level> or status", words.join(" "));
   }
   const text = addressText ?? env[ADMIN_ENV];
   if (text === undefined || text === "") throw usageError("--admin-listen", `expected the admin listener's address (the flag or ${ADMIN_ENV}), like 127.0.0.1:9901`);
   const address = parseAdminListen(addressText === undefined ? ADMIN_ENV : "--admin-listen", text)!;
   return { address, request: adminRequest };
 }
+
+/** The commands that take no word after them. */
+const SIMPLE_REQUESTS: Readonly<Record<"drain" | "stop" | "status", AdminRequest>> = {
+  drain: { method: "POST", path: "/drain" },
+  stop: { method: "POST", path: "/quitquitquit" },
+  status: { method: "GET", path: "/status" },
+};
 
 function send(address: ListenAddress, adminRequest: AdminRequest): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

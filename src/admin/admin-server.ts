@@ -1,7 +1,9 @@
-// The loopback admin listener (CONTRACT §14): POST /drain, POST|DELETE /maintenance and GET /status; operator actions, never proxying. Loaded only with --admin-listen.
+// The loopback admin listener (CONTRACT §14, §17): POST /drain, POST /quitquitquit, POST|DELETE /maintenance, PUT /log-level and GET /status; operator actions, never proxying. Loaded only with --admin-listen.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Level } from "pino";
 import type { ListenAddress } from "../config/listen-address.js";
+import { LOG_LEVELS } from "../logger.js";
 import { parseDuration } from "../config/duration.js";
 import { listen } from "../http/listen.js";
 import type { AdminStatus } from "./status.js";
@@ -11,6 +13,10 @@ import { maintenanceDurationProblem, type MaintenanceMode } from "./maintenance.
 export interface AdminActions {
   /** Begins the drain without stopping (idempotent). */
   drain(): void;
+  /** The whole shutdown, as SIGTERM runs it, then the exit (idempotent). */
+  stop(): void;
+  /** Sets the log level of every line from now on, until the process ends. */
+  setLogLevel(level: Level): void;
   readonly maintenance: MaintenanceMode;
   status(): Promise<AdminStatus>;
 }
@@ -48,6 +54,19 @@ async function route(actions: AdminActions, request: IncomingMessage, response: 
   if (url.pathname === "/drain" && method === "POST") {
     actions.drain();
     return answer(response, 202, { draining: true });
+  }
+  if (url.pathname === "/quitquitquit" && method === "POST") {
+    // Answered before the shutdown begins: the answer is out however short the drain is.
+    answer(response, 202, { stopping: true });
+    actions.stop();
+    return;
+  }
+  if (url.pathname === "/log-level" && method === "PUT") {
+    const text = url.searchParams.get("level");
+    const level = LOG_LEVELS.find((candidate) => candidate === text);
+    if (level === undefined) return answer(response, 400, { error: `level: expected one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(text ?? "")}` });
+    actions.setLogLevel(level);
+    return answer(response, 200, { level });
   }
   if (url.pathname === "/maintenance" && method === "POST") {
     const text = url.searchParams.get("for");

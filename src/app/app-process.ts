@@ -32,6 +32,7 @@ export class AppProcess {
   readonly #options: AppProcessOptions;
   #child: ChildProcess | undefined;
   #exit: AppExit | undefined;
+  #stoppedByUs = false;
   readonly #exited: Promise<AppExit>;
   #onExit!: (exit: AppExit) => void;
 
@@ -48,6 +49,11 @@ export class AppProcess {
   /** How it ended; undefined while it runs (or before it started). */
   get exit(): AppExit | undefined {
     return this.#exit;
+  }
+
+  /** Whether we signalled it to end (the stop after a drain, or SIGKILL): its end is then ours, not its own (CONTRACT §17). */
+  get stoppedByUs(): boolean {
+    return this.#stoppedByUs;
   }
 
   /**
@@ -94,6 +100,7 @@ export class AppProcess {
     if (!this.#isRunning()) return this.#exited;
     const { log, stopTimeoutMs } = this.#options;
     log.info({ signal, pid: this.#child!.pid }, "stopping app");
+    this.#stoppedByUs = true;
     this.#child!.kill(signal);
     const timer = setTimeout(() => {
       log.warn({ appStopTimeoutMs: stopTimeoutMs }, "app did not exit in time; killing it");
@@ -112,6 +119,7 @@ export class AppProcess {
   /** `signal` to every process of the app's group (its pid is the group's id), if it still runs. */
   #signalGroup(signal: NodeJS.Signals): void {
     if (!this.#isRunning()) return;
+    this.#stoppedByUs = true;
     try {
       process.kill(-this.#child!.pid!, signal);
     } catch {

@@ -13,3 +13,12 @@ export function exitCodeOf(exit: AppExit): number {
   const number = exit.signal === null ? undefined : constants.signals[exit.signal];
   return 128 + (number ?? 0);
 }
+
+/**
+ * The proxy's own exit code in the entrypoint form: the app's ({@link exitCodeOf}), except that
+ * with --exit-zero-on-stop an app we stopped (SIGTERM, SIGINT, POST /quitquitquit) gives 0, so a
+ * Job's pod succeeds instead of exiting 143 (CONTRACT §17). An app that ended on its own keeps its code.
+ */
+export function proxyExitCode(exit: AppExit, options: { readonly stoppedByUs: boolean; readonly exitZeroOnStop: boolean }): number {
+  return options.exitZeroOnStop && options.stoppedByUs ? 0 : exitCodeOf(exit);
+}

@@ -77,4 +77,12 @@ export interface Config {
   readonly requiredHttpChecks: readonly HttpCheckSpec[];
   /** Named gRPC health checks (CONTRACT §15), in the order given. */
   readonly requiredGrpcChecks: readonly GrpcCheckSpec[];
+  /** Entrypoint form: exit 0 when the app ends because we stopped it (CONTRACT §17). */
+  readonly exitZeroOnStop: boolean;
+  /** Entrypoint form: loopback http URLs POSTed when the app exits on its own (CONTRACT §17), in the order given. */
+  readonly appExitNotify: readonly string[];
+  /** The app's health path `/app-health` asks (CONTRACT §17); undefined: the upstream check's path, or the route off. */
+  readonly appHealthPath: string | undefined;
+  /** --upstream-connect-retry (CONTRACT §17): how long after its arrival a refused request may be tried again; 0: off. */
+  readonly upstreamConnectRetryMs: number;
 }

@@ -14,6 +14,7 @@ import { MAX_REQUIRED_LISTENERS, parseRequiredListeners } from "./listener-specs
 import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
 import { parseProcRoot } from "./proc-root.js";
+import { MAX_EXIT_NOTIFY_URLS, parseExitNotifyUrls } from "./loopback-url.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
@@ -377,6 +378,37 @@ export const OPTIONS = [
     help: `a check <name> that passes while that server's grpc.health.v1 Check answers SERVING; repeatable, at most ${MAX_NAMED_CHECKS}`,
     env: "READINESS_PROXY_REQUIRED_GRPC",
     parse: parseGrpcChecks,
+  },
+  {
+    kind: "switch",
+    field: "exitZeroOnStop",
+    flag: "--exit-zero-on-stop",
+    help: "entrypoint form: exit 0 when the app ends because we stopped it (SIGTERM, SIGINT, POST /quitquitquit), whatever its code; an app that exits on its own keeps its code",
+    env: "READINESS_PROXY_EXIT_ZERO_ON_STOP",
+  },
+  {
+    kind: "list",
+    field: "appExitNotify",
+    flag: "--app-exit-notify <url>",
+    help: `entrypoint form: when the app exits on its own, POST an empty body to this loopback http URL (a Job's mesh sidecar: Istio's :15020/quitquitquit, Linkerd's :4191/shutdown); repeatable, at most ${MAX_EXIT_NOTIFY_URLS}`,
+    env: "READINESS_PROXY_APP_EXIT_NOTIFY",
+    parse: parseExitNotifyUrls,
+  },
+  {
+    kind: "optional",
+    field: "appHealthPath",
+    flag: "--app-health-path <path>",
+    help: "GET /app-health answers with the app's own status at this path, on a connection of its own, never queued: for a livenessProbe (default: --readiness-upstream-path; neither: /app-health is proxied)",
+    env: "READINESS_PROXY_APP_HEALTH_PATH",
+    parse: parseHealthPath,
+  },
+  {
+    kind: "value",
+    field: "upstreamConnectRetryMs",
+    flag: "--upstream-connect-retry <duration>",
+    help: "a request whose connection to the app is refused (nothing was sent) is tried again, any method, backing off 25ms to 250ms, until this long after it arrived; then 502; 0s: off",
+    default: "0s",
+    parse: parseDurationOption,
   },
 ] as const satisfies readonly OptionSpec[];
 

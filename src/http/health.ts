@@ -1,4 +1,4 @@
-// /health, /healthz (liveness), /readyz with its named checks (readiness, CONTRACT §2) and /wait-for-drain (§14), answered on the proxy's own listener.
+// /health, /healthz (liveness), /readyz with its named checks (readiness, CONTRACT §2), /wait-for-drain (§14) and /app-health (§17), answered on the proxy's own listener.
 import type { DrainState } from "./drain-state.js";
 import type { ReadinessReport } from "../readiness/check-results.js";
 import type { ReadinessCheck } from "../readiness/readiness-check.js";
@@ -9,9 +9,10 @@ import { HeldReadyz } from "./readyz-wait.js";
 import { requestIdOf } from "./request-id.js";
 import type { RequestView, ResponseWriter } from "./response-writer.js";
 import type { WaitForDrain } from "./wait-for-drain.js";
+import type { AppHealth } from "./app-health.js";
 
 /** Which health path a request is for, or undefined when it belongs to the upstream. */
-export type HealthPath = "liveness" | "readiness" | "single check" | "drain wait";
+export type HealthPath = "liveness" | "readiness" | "single check" | "drain wait" | "app health";
 
 const SINGLE_CHECK_PREFIX = "/readyz/";
 
@@ -28,6 +29,7 @@ export function matchHealthPath(method: string, url: string): HealthPath | undef
   if (isPath(url, "/health") || isPath(url, "/healthz")) return "liveness";
   if (url.startsWith(SINGLE_CHECK_PREFIX)) return "single check";
   if (isPath(url, "/wait-for-drain")) return "drain wait";
+  if (isPath(url, "/app-health")) return "app health";
   return undefined;
 }
 
@@ -73,9 +75,11 @@ export class HealthEndpoints {
   readonly #noSuchCheck: PreparedBody;
   readonly #waitForDrain: WaitForDrain;
   readonly #held: HeldReadyz;
+  readonly #appHealth: AppHealth | undefined;
   #lastAnswer: PreparedAnswer | undefined;
 
-  constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder, waitForDrain: WaitForDrain) {
+  /** `appHealth` undefined: no app health path is configured, and `/app-health` is the app's like any path. */
+  constructor(readiness: ReadinessCheck, drain: DrainState, errors: ErrorResponder, waitForDrain: WaitForDrain, appHealth?: AppHealth) {
     this.#readiness = readiness;
     this.#drain = drain;
     this.#errors = errors;
@@ -83,9 +87,18 @@ export class HealthEndpoints {
     this.#noSuchCheck = prepare(JSON.stringify({ error: "no such check", checks: readiness.names }));
     this.#waitForDrain = waitForDrain;
     this.#held = new HeldReadyz(readiness);
+    this.#appHealth = appHealth;
   }
 
-  /** Answers a path {@link matchHealthPath} matched, over either protocol: the one dispatch of the health paths. */
+  /**
+   * Whether a matched path is ours to answer: every one but `/app-health` when no app health
+   * path is configured (then it is the app's like any path). Both protocols ask this, then {@link answer}.
+   */
+  owns(path: HealthPath): boolean {
+    return path !== "app health" || this.#appHealth !== undefined;
+  }
+
+  /** Answers a path {@link owns} accepted, over either protocol: the one dispatch of the health paths. */
   answer(path: HealthPath, request: RequestView, writer: ResponseWriter): void {
     switch (path) {
       case "liveness":
@@ -96,6 +109,8 @@ export class HealthEndpoints {
         return this.singleCheck(request, writer);
       case "drain wait":
         return this.#waitForDrain.answer(writer);
+      case "app health":
+        return this.#appHealth!.answer(writer);
     }
   }
 

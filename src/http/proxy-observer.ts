@@ -13,6 +13,8 @@ export interface ProxyObserver {
   /** The proxy is done with the request: its response was ended, failed, or its client went away. */
   requestEnded(): void;
   upstreamError(reason: UpstreamErrorReason): void;
+  /** A refused connect is tried again (--upstream-connect-retry): readiness_proxy_upstream_connect_retries_total. */
+  connectRetried(): void;
   /** A WebSocket became a tunnel / a tunnel closed. */
   tunnelOpened(): void;
   tunnelClosed(): void;
@@ -29,6 +31,7 @@ export const NO_PROXY_OBSERVER: ProxyObserver = {
   responseHead: ignore,
   requestEnded: ignore,
   upstreamError: ignore,
+  connectRetried: ignore,
   tunnelOpened: ignore,
   tunnelClosed: ignore,
   internalError: ignore,

@@ -47,6 +47,7 @@ export class RequestMetrics implements ProxyObserver {
   #inFlight = 0;
   #tunnels = 0;
   #internalErrors = 0;
+  #connectRetries = 0;
 
   constructor(registry: Registry) {
     const requests = this.#requests;
@@ -94,6 +95,15 @@ export class RequestMetrics implements ProxyObserver {
         this.inc(self.#internalErrors);
       },
     });
+    new Counter({
+      name: "readiness_proxy_upstream_connect_retries_total",
+      help: "Refused connects to the upstream tried again by --upstream-connect-retry (nothing of those requests had been sent).",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(self.#connectRetries);
+      },
+    });
     new Gauge({
       name: "readiness_proxy_upgraded_connections",
       help: "Open WebSocket tunnels.",
@@ -119,6 +129,10 @@ export class RequestMetrics implements ProxyObserver {
 
   upstreamError(reason: UpstreamErrorReason): void {
     this.#errors[REASONS.indexOf(reason)]!++;
+  }
+
+  connectRetried(): void {
+    this.#connectRetries++;
   }
 
   tunnelOpened(): void {

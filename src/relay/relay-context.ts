@@ -38,4 +38,6 @@ export interface RelayContext {
   readonly reportFault: (error: unknown) => void;
   /** Proxied requests from admission to end: what a drain waits for (/wait-for-drain) and /status counts. */
   readonly inFlight: InFlightRequests;
+  /** --upstream-connect-retry in ms; 0: a refused connect is the 502 at once (CONTRACT §17). */
+  readonly connectRetryMs?: number;
 }

@@ -132,7 +132,7 @@ export class RelayServer implements ConnectionHost, Listener {
       if (expectation !== undefined && !CONTINUE_EXPECTATION.test(expectation)) return new LocalAnswer(connection, request, refuseExpectation);
     }
     const healthPath = matchHealthPath(request.method, request.url);
-    if (healthPath !== undefined) {
+    if (healthPath !== undefined && health.owns(healthPath)) {
       return new LocalAnswer(connection, request, (own, writer) => health.answer(healthPath, own, writer));
     }
     return this.#exchangeFor(request, connection);

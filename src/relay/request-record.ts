@@ -1,4 +1,6 @@
 // What one proxied request reports as it goes: its concurrency slot, the metrics observer's calls, and its access-log line at the end.
+import { traceIdOf } from "../access-log/trace-context.js";
+import { ConnectRetry } from "./connect-retry.js";
 import { withoutQuery } from "../access-log/access-log.js";
 import { requestIdOf } from "../http/request-id.js";
 import type { RequestView } from "../http/response-writer.js";
@@ -47,6 +49,8 @@ export class RequestRecord implements WatchedExchange {
   /** The request is all sent and its head has not come: the head timeout rules, not the idle one. */
   #awaitingHead = false;
   #tunnel = false;
+  /** Made at arrival when --upstream-connect-retry is on: the window runs from here. */
+  readonly connectRetry: ConnectRetry | undefined;
 
   constructor(context: RelayContext, request: RequestView, remoteAddress: string | undefined, protocol: "HTTP/1.1" | "HTTP/2" = "HTTP/1.1") {
     this.#context = context;
@@ -55,6 +59,7 @@ export class RequestRecord implements WatchedExchange {
     this.protocol = protocol;
     this.#timed = context.observer.enabled || context.accessLog.enabled;
     this.#startedAt = this.#timed ? performance.now() : 0;
+    this.connectRetry = context.connectRetryMs ? new ConnectRetry(context.connectRetryMs) : undefined;
   }
 
   /** The id of the error pages, `X-Request-Id` and the access log: the client's own when sane, else one made once. */
@@ -203,6 +208,8 @@ export class RequestRecord implements WatchedExchange {
       upstreamMs: this.#upstreamMs,
       queueMs: this.#context.limiter === undefined ? undefined : (this.#queueMs ?? 0),
       requestId: this.requestId,
+      traceId: traceIdOf(request.header("traceparent")),
+      connectRetries: this.connectRetry?.count,
       remoteAddr: this.#remoteAddress,
       userAgent: request.header("user-agent"),
       // Ended by a deadline of ours, not by the client leaving.

@@ -23,7 +23,7 @@ t.test("GET //, GET http://[ and the like: 400 or 404 with a JSON body, never a 
   let drains = 0;
   const server = new AdminServer(
     { host: "127.0.0.1", port: 0 },
-    { drain: () => drains++, maintenance: new MaintenanceMode({ log: captureLog().log }), status: () => Promise.resolve({} as AdminStatus) },
+    { drain: () => drains++, maintenance: new MaintenanceMode({ log: captureLog().log }), status: () => Promise.resolve({} as AdminStatus), stop: () => undefined, setLogLevel: () => undefined },
   );
   const address = await server.start();
   t.teardown(() => server.close());

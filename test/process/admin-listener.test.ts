@@ -178,7 +178,7 @@ t.test("the commands: refused connection, usage errors, --help", { skip }, async
     [["maintenance", "off", "--for", "5s", "--admin-listen", "127.0.0.1:1"], 'error: --for: expected only with maintenance on, got "5s"\n'],
     [["maintenance", "on", "--for", "0s", "--admin-listen", "127.0.0.1:1"], 'error: --for: expected a duration above 0 and at most 576h, like 30s or 10m, got "0s"\n'],
     [["status", "--verbose", "--admin-listen", "127.0.0.1:1"], "error: unknown option '--verbose'\n"],
-    [["drain", "now", "--admin-listen", "127.0.0.1:1"], 'error: readiness-proxy: expected drain, maintenance on|off or status, got "drain now"\n'],
+    [["drain", "now", "--admin-listen", "127.0.0.1:1"], 'error: readiness-proxy: expected drain, stop, maintenance on|off, log-level <level> or status, got "drain now"\n'],
     [["drain", "--admin-listen", "0.0.0.0:9901"], 'error: --admin-listen: expected a loopback address (127.0.0.0/8, [::1] or localhost), got "0.0.0.0:9901"\n'],
   ];
   for (const [argv, line] of cases) {

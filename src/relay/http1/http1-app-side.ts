@@ -69,6 +69,8 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
   #answered = false;
   #interimHeads = 0;
   #retried = false;
+  /** The wait before a refused connect is tried again (--upstream-connect-retry). */
+  #retryTimer: NodeJS.Timeout | undefined;
   /** The app is done with (failed, let go, a tunnel): nothing more goes to it or comes from it. */
   #finished = false;
 
@@ -187,6 +189,7 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
   /** The exchange ends without the app (the client gone, a deadline, a defect): a connection mid-exchange is dropped, never reused. */
   cancel(): void {
     this.#finished = true;
+    clearTimeout(this.#retryTimer);
     this.#dropConnection();
   }
 
@@ -260,6 +263,16 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
     this.#upstream = undefined;
     if (this.#finished) return;
     if (!this.#answered) {
+      // Refused before the connect, so nothing of the request was written (the head waits for it).
+      const retryIn = upstream !== undefined && !upstream.connected ? this.#record.connectRetry?.nextDelay(failure.code) : undefined;
+      if (retryIn !== undefined) {
+        this.#context.observer.connectRetried();
+        this.#retryTimer = setTimeout(() => {
+          this.#retryTimer = undefined;
+          if (!this.#finished) this.open();
+        }, retryIn);
+        return;
+      }
       if (upstream !== undefined && this.#resendable() && upstream.unanswered && closedUnderUs(failure.code)) {
         // Once, for an idempotent request without a body whose connection was closed or reset
         // before any byte of an answer: the app's idle close racing our reuse, most often.

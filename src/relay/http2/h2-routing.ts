@@ -51,7 +51,7 @@ export interface H2RoutingParts {
 export function routeStream(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined, bodyReads: LocalBodyReads): void {
   const { health } = parts;
   const healthPath = matchHealthPath(request.method, request.url);
-  if (healthPath !== undefined) {
+  if (healthPath !== undefined && health.owns(healthPath)) {
     // A body sent with it is read and dropped (the stream is never paused).
     const writer = streamWriter(stream, request);
     health.answer(healthPath, request, writer);

@@ -36,6 +36,8 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   readonly #pool: H2cPool;
   readonly #request: RequestView;
   readonly #record: RequestRecord;
+  /** The wait before a refused connect is tried again (--upstream-connect-retry). */
+  #retryTimer: NodeJS.Timeout | undefined;
   readonly #user: H2cAppUser;
   #session: H2Connection | undefined;
   #upstream: AppStream | undefined;
@@ -119,6 +121,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
     if (this.#finished) return;
     this.#finished = true;
     clearTimeout(this.#headTimer);
+    clearTimeout(this.#retryTimer);
     this.#stopWaiting();
     this.#letGoOfStream();
   }
@@ -165,6 +168,16 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   onSessionFailure(error: Error & { code?: string }): void {
     this.#waitingForSession = false;
     if (this.#finished) return;
+    // No session, so no stream: nothing of the request was sent (the body is held).
+    const retryIn = this.#record.connectRetry?.nextDelay(error.code);
+    if (retryIn !== undefined) {
+      this.#context.observer.connectRetried();
+      this.#retryTimer = setTimeout(() => {
+        this.#retryTimer = undefined;
+        if (!this.#finished) this.#acquireSession();
+      }, retryIn);
+      return;
+    }
     const reason = upstreamErrorReason(error.code);
     this.#context.observer.upstreamError(reason);
     if (reason === "timeout") this.#fail(504, error, "upstream response head timed out");

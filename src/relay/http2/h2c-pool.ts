@@ -212,6 +212,10 @@ export class H2cPool {
     const { host, port, path } = this.#options;
     const socket = path === undefined ? connect({ host, port, noDelay: true }) : connect({ path });
     let pooled: PooledSession | undefined;
+    // First of the socket's listeners: a refused connect's code (ECONNREFUSED) is known before the close retires the session, so its waiters hear it (--upstream-connect-retry reads it).
+    socket.once("error", (error) => {
+      if (pooled !== undefined) pooled.socketError ??= error;
+    });
     const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance }, (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
@@ -273,7 +277,7 @@ export class H2cPool {
       onReset: (stream, code) => port(stream)?.wasReset(code),
       onStreamEnd: (stream) => port(stream)?.completed(),
       onGoaway: () => this.#retire(pooled(), undefined),
-      onClose: (error) => this.#retire(pooled(), error ?? new Error("upstream closed the connection")),
+      onClose: (error) => this.#retire(pooled(), error ?? pooled().socketError ?? new Error("upstream closed the connection")),
       onPeerSettings: (maxConcurrentStreams) => {
         const current = pooled();
         current.capacity = Math.max(1, Math.min(maxConcurrentStreams, MAX_CAPACITY));
