@@ -1,6 +1,8 @@
 // A growable output buffer: the one place a connection's frames (or an HPACK block) are written before a single socket write.
 import "./latin1-buffer.js";
 
+const NO_ROOM = Buffer.alloc(0);
+
 /**
  * Bytes written at `length` into `buffer`. `take` hands out what was written since the last take
  * as a view and never writes over it again, until `rewind` says every view taken is done with:
@@ -14,8 +16,9 @@ export class ByteBuffer {
   start = 0;
   length = 0;
 
+  /** No room until the first write: an idle connection's buffer is given back (release) and taken again by its next frame. */
   constructor(private readonly initialSize = 16384) {
-    this.buffer = Buffer.allocUnsafe(initialSize);
+    this.buffer = NO_ROOM;
   }
 
   /** Makes room for `extra` more octets at `length` (positions below `start` are not kept). */
@@ -46,6 +49,16 @@ export class ByteBuffer {
    */
   rewind(): void {
     if (this.start === this.length) this.start = this.length = 0;
+  }
+
+  /**
+   * Everything written has been taken and rewound: the buffer is let go (an idle connection
+   * holds none; its next write takes a new one). Views taken earlier stay valid.
+   */
+  release(): void {
+    if (this.start !== this.length) return;
+    this.buffer = NO_ROOM;
+    this.start = this.length = 0;
   }
 
   /** Appends one octet (room already reserved). */

@@ -186,6 +186,8 @@ export class H2Listener {
       if (connection.openStreams === 0) {
         if (state.idleSince === 0) state.idleSince = now;
         else if (now - state.idleSince >= this.#keepAliveMs) connection.shutdown();
+        // Idle since the last sweep at least: a busy connection keeps its buffers between requests.
+        else connection.releaseIdleBuffers();
       }
     }
   }
