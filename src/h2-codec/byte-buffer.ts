@@ -2,6 +2,8 @@
 import "./latin1-buffer.js";
 
 const NO_ROOM = Buffer.alloc(0);
+/** The first buffer's size: what one exchange's frames need (SETTINGS, HEADERS, a small DATA, WINDOW_UPDATEs). */
+const FIRST_SIZE = 1024;
 
 /**
  * Bytes written at `length` into `buffer`. `take` hands out what was written since the last take
@@ -25,7 +27,10 @@ export class ByteBuffer {
   reserve(extra: number): void {
     if (this.length + extra <= this.buffer.length) return;
     const kept = this.length - this.start;
-    const grown = Buffer.allocUnsafe(Math.max(kept + extra, this.initialSize, kept * 2));
+    // From empty (new, or released while idle) the buffer doubles up to initialSize: a connection
+    // that wrote a few frames holds a small one, a busy one reaches full size in a few writes.
+    const doubled = Math.min(this.initialSize, Math.max(FIRST_SIZE, this.buffer.length * 2));
+    const grown = Buffer.allocUnsafe(Math.max(kept + extra, doubled, kept * 2));
     this.buffer.copy(grown, 0, this.start, this.length);
     this.buffer = grown;
     this.start = 0;

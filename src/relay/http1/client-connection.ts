@@ -11,6 +11,7 @@ import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
 import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer, speaksNeitherProtocol } from "./connection-refusals.js";
 import { scheduleConnectionAge } from "../connection-age.js";
+import type { IdleMember } from "../connection-limit.js";
 
 /** What the connection asks of the server that accepted it. */
 export interface ConnectionHost {
@@ -25,6 +26,10 @@ export interface ConnectionHost {
   /** Where the connection's parser is lent from while it reads. */
   readonly parsers: ParserPool;
   forget(connection: ClientConnection): void;
+  /** The connection carries nothing now: the newest idle one for --max-connections. */
+  becameIdle(connection: ClientConnection): void;
+  /** The connection was just accepted: idle until its first bytes. */
+  opened(connection: ClientConnection): void;
   /** The connection began with the HTTP/2 preface: the socket is the h2 side's now, with what followed the preface. */
   switchToHttp2(connection: ClientConnection, rest: Buffer): void;
   readonly log: Logger;
@@ -37,7 +42,7 @@ export interface ConnectionHost {
  * way). Requests after the one being answered (pipelining) wait, parsed, in order; reading stops
  * while one waits, so at most one socket read of them is ever held.
  */
-export class ClientConnection {
+export class ClientConnection implements IdleMember {
   readonly socket: Socket;
   readonly remoteAddress: string | undefined;
   readonly #host: ConnectionHost;
@@ -98,6 +103,18 @@ export class ClientConnection {
     socket.on("error", () => socket.destroy());
     socket.on("close", () => this.#contained(this.#onClose));
     this.#cancelAge = scheduleConnectionAge(host.maxConnectionAgeMs, () => this.#contained(this.#aged));
+    // Nothing sent yet: idle, the newest.
+    host.opened(this);
+  }
+
+  /** Between requests, with nothing owed or begun: closing it now loses nothing (--max-connections). */
+  get idleKeepAlive(): boolean {
+    return this.idle && !this.#ending && !this.#closeAfter && this.#requests.waiting === 0 && !this.socket.destroyed;
+  }
+
+  /** Closed between requests to admit another connection at --max-connections. */
+  shedIdle(): void {
+    this.destroy();
   }
 
   /** Runs an event handler inside this connection's fault boundary. */
@@ -241,7 +258,12 @@ export class ClientConnection {
     if (rest === undefined) return false;
     this.headStartedAt = 0;
     this.detach();
+    // Nothing of this object stays on the socket (its parser went back in detach): an idle h2
+    // connection held its HTTP/1.1 reader, pipeline and handlers through these listeners. The
+    // h2 side puts its own error and close listeners on.
     this.socket.removeAllListeners("end");
+    this.socket.removeAllListeners("error");
+    this.socket.removeAllListeners("close");
     this.#host.switchToHttp2(this, rest);
     return true;
   }
@@ -339,6 +361,7 @@ export class ClientConnection {
       return;
     }
     this.idleSince = this.#host.now;
+    this.#host.becameIdle(this);
     this.#startNext();
   }
 
