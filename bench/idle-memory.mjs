@@ -1,5 +1,5 @@
 // Memory per idle keep-alive client connection (RssAnon, from /proc), readiness-proxy beside nginx and HAProxy: N clients send one GET each, then hold their connection open.
-// Usage: node bench/idle-memory.mjs [--counts 1000,5000,10000] [--h2-counts 1000,3000] [--binary dist/readiness-proxy] [--targets readiness-proxy,nginx,haproxy]
+// Usage: node bench/idle-memory.mjs [--counts 1000,5000,10000|none] [--h2-counts 1000,3000|none] [--binary dist/readiness-proxy] [--targets readiness-proxy,nginx,haproxy]
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,8 +12,9 @@ const option = (name, fallback) => {
   const at = process.argv.indexOf(`--${name}`);
   return at >= 0 ? process.argv[at + 1] : fallback;
 };
-const counts = option("counts", "1000,5000,10000").split(",").map(Number);
-const h2Counts = option("h2-counts", "1000,3000").split(",").map(Number);
+const list = (text) => (text === "none" ? [] : text.split(",").map(Number));
+const counts = list(option("counts", "1000,5000,10000"));
+const h2Counts = list(option("h2-counts", "1000,3000"));
 const binary = resolve(option("binary", join(here, "../dist/readiness-proxy")));
 const targets = option("targets", "readiness-proxy,nginx,haproxy").split(",");
 const NODE = process.execPath;
@@ -21,6 +22,8 @@ const PORTS = { proxy: 19700, h1App: 19701, h2App: 19702 };
 /** After the last answer: the proxy's sweep (1 s) parks what the exchanges lent; RssAnon's lowest reading in this window counts. */
 const SETTLE_MS = 6_000;
 const SAMPLE_MS = 250;
+/** From the first client's connect until every one has its answer. */
+const OPEN_DEADLINE_MS = 60_000;
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 const rssAnonKib = (pid) => Number(/RssAnon:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 /** The target's processes: itself and its children (nginx's worker). */
@@ -82,9 +85,11 @@ const TARGETS = {
 
 async function openIdle(count, protocol) {
   const clients = spawn(NODE, [join(here, "lib/idle-clients.mjs"), String(PORTS.proxy), String(count), protocol], { stdio: ["pipe", "pipe", "inherit"] });
+  // Bounded: a target that cannot hold them all (HAProxy's maxconn follows the open-files limit) is reported, not waited for.
   const ready = await new Promise((done) => {
-    clients.stdout.once("data", () => done(true));
-    clients.once("exit", () => done(false));
+    const timer = setTimeout(() => done(false), OPEN_DEADLINE_MS);
+    clients.stdout.once("data", () => (clearTimeout(timer), done(true)));
+    clients.once("exit", () => (clearTimeout(timer), done(false)));
   });
   return { clients, ready };
 }
@@ -102,7 +107,10 @@ async function measure(target, protocol, count) {
     }
     const before = await lowestOver(pid, SETTLE_MS);
     const { clients, ready } = await openIdle(count, protocol);
-    if (!ready) return { skipped: "clients failed" };
+    if (!ready) {
+      clients.kill();
+      return { skipped: `not all ${count} answered within ${OPEN_DEADLINE_MS / 1000} s` };
+    }
     const after = await lowestOver(pid, SETTLE_MS);
     clients.stdin.end();
     await new Promise((done) => clients.once("exit", done));
