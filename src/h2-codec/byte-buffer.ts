@@ -30,7 +30,9 @@ export class ByteBuffer {
     // From empty (new, or released while idle) the buffer doubles up to initialSize: a connection
     // that wrote a few frames holds a small one, a busy one reaches full size in a few writes.
     const doubled = Math.min(this.initialSize, Math.max(FIRST_SIZE, this.buffer.length * 2));
-    const grown = Buffer.allocUnsafe(Math.max(kept + extra, doubled, kept * 2));
+    // Its own memory, never a slice of the runtime's shared pool (which small sizes would get):
+    // the views handed to the socket are of this buffer alone, and it is freed on its own.
+    const grown = Buffer.allocUnsafeSlow(Math.max(kept + extra, doubled, kept * 2));
     this.buffer.copy(grown, 0, this.start, this.length);
     this.buffer = grown;
     this.start = 0;
