@@ -1,8 +1,9 @@
 // make soak-cgroup: the binary in a 64 MiB memory cgroup under one set of loads at once (HTTP/1.1 by wrk, h2c by h2load, gRPC by grpc-go); passes if it lives, unkilled, with 0 errors.
-// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets] [--malloc-arena-max 2]
+// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets,idle] [--malloc-arena-max 2]
 // Issue 52's hostile h2 clients: "stall", one that reads nothing on 90 GET /big streams beside an honest client's 1 MiB GETs
 // (each must come whole); "octets", 1-octet DATA frames to a proxied path and to the gRPC health Check.
-import { spawnSync } from "node:child_process";
+// Issue 58's "idle": 10,000 idle HTTP/1.1 then 3,000 idle h2c client connections.
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -37,8 +38,8 @@ const proxyEnv = { ...process.env };
 if (arenaMax === "0") delete proxyEnv.MALLOC_ARENA_MAX;
 else proxyEnv.MALLOC_ARENA_MAX = arenaMax;
 // The kinds of load; all by default, a subset to see which one the memory goes to.
-const KINDS = ["http1", "h2c", "grpc", "stall", "octets"];
-const kinds = option("loads", KINDS.slice(0, 3).join(",")).split(",");
+const KINDS = ["http1", "h2c", "grpc", "stall", "octets", "idle"];
+const kinds = option("loads", "http1,h2c,grpc").split(",");
 if (kinds.some((kind) => !KINDS.includes(kind))) {
   console.error(`--loads: expected a comma-separated list of ${KINDS.join(", ")}, got "${option("loads")}"`);
   process.exit(2);
@@ -58,6 +59,39 @@ const H2_LOADS = [
   { name: "h2c 1 MiB downloads", path: "/big", clients: 10, streams: 10 },
 ];
 const GRPC_IN_FLIGHT = 100;
+// The idle phase: keep-alive clients that send one GET each and then hold their connection, as
+// load balancers and pooled clients do; the h2c ones come once the HTTP/1.1 ones are all open
+// (past the default --max-connections of 10,000: the oldest idle ones are shed for them).
+const IDLE_HTTP1 = 10_000;
+const IDLE_H2C = 3_000;
+
+/** Opens `count` idle clients (bench/lib/idle-clients.mjs); resolves with the process, and whether every one was answered. */
+async function openIdleClients(count, protocol) {
+  const clients = spawn(process.execPath, [join(here, "lib/idle-clients.mjs"), String(PORTS.proxy), String(count), protocol, "/small"], { stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  clients.stderr.on("data", (chunk) => (stderr += chunk));
+  const ready = await new Promise((resolve) => {
+    clients.stdout.once("data", () => resolve(true));
+    clients.once("exit", () => resolve(false));
+  });
+  return { clients, ready, stderr: () => stderr.trim().split("\n").at(-1) };
+}
+
+/** The idle phase: both kinds opened in turn, held for the soak's time, then closed. */
+async function runIdle(signal) {
+  const started = Date.now();
+  const http1 = await openIdleClients(IDLE_HTTP1, "h1");
+  const h2c = http1.ready && !signal.aborted ? await openIdleClients(IDLE_H2C, "h2") : { ready: false, stderr: () => "not started" };
+  const heldS = (Date.now() - started) / 1000;
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, seconds * 1000 - (Date.now() - started)));
+    signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
+  for (const { clients } of [http1, h2c]) clients?.stdin.end();
+  const errors = (http1.ready ? 0 : 1) + (h2c.ready ? 0 : 1);
+  const note = errors > 0 ? `not all answered: ${[!http1.ready && `HTTP/1.1: ${http1.stderr()}`, !h2c.ready && `h2c: ${h2c.stderr()}`].filter(Boolean).join("; ")}` : `all open and answered after ${heldS.toFixed(1)} s`;
+  return { requests: (http1.ready ? IDLE_HTTP1 : 0) + (h2c.ready ? IDLE_H2C : 0), rps: 0, latency: "", errors, note };
+}
 
 const place = findMemoryCgroupParent();
 if (place.reason) {
@@ -108,6 +142,9 @@ const loads = [
       return { ...result, latency: `mean ${result.meanMs.toFixed(1)} ms, max ${result.maxMs.toFixed(1)} ms` };
     },
   })),
+  ...(kinds.includes("idle")
+    ? [{ name: "idle keep-alive clients", shape: `${IDLE_HTTP1} HTTP/1.1, then ${IDLE_H2C} h2c, one GET each, then held`, run: (signal) => runIdle(signal) }]
+    : []),
   ...(grpcProgram
     ? [
         {

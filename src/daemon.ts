@@ -17,6 +17,7 @@ import { createAccessLog } from "./access-log/access-log.js";
 import { ConcurrencyLimiter } from "./overload/concurrency-limiter.js";
 import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload/overload-observer.js";
 import { RelayServer, type Listener } from "./relay/relay-server.js";
+import { ConnectionLimit, type ClientConnectionCounts } from "./relay/connection-limit.js";
 import { healthRoute } from "./grpc-health/h2-health-route.js";
 import { GrpcHealthService } from "./grpc-health/health-service.js";
 import { UpstreamPool } from "./relay/http1/upstream-pool.js";
@@ -72,7 +73,12 @@ export interface DaemonMetrics {
 }
 
 /** Builds the metrics once the daemon knows its drain flag and check names. */
-export type MetricsFactory = (parts: { readonly drain: DrainState; readonly checkNames: readonly string[]; readonly overloadProtection: boolean }) => DaemonMetrics;
+export type MetricsFactory = (parts: {
+  readonly drain: DrainState;
+  readonly checkNames: readonly string[];
+  readonly overloadProtection: boolean;
+  readonly connections: ClientConnectionCounts;
+}) => DaemonMetrics;
 
 export interface DaemonOptions {
   readonly log: Logger;
@@ -115,7 +121,10 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const listenerKeys = [...requiredPorts, ...otherListeners.map((listener) => listener.key)];
   const scanKinds = [...new Set([...(requiredPorts.length > 0 ? ["tcp" as const] : []), ...otherListeners.map((listener) => listener.kind)])];
   const probed = probedChecks(config);
+  // --max-connections (CONTRACT §18): made before the metrics, which read its counts.
+  const connectionLimit = new ConnectionLimit(config.maxConnections, log);
   const metrics = createMetrics?.({
+    connections: connectionLimit,
     drain,
     checkNames: [...(maintenance ? [MAINTENANCE_CHECK] : []), ...checkNames(listenerKeys, probed.map((check) => check.name), listenerNames)],
     overloadProtection: config.maxConcurrency > 0,
@@ -189,6 +198,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     health: new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config)),
     drain,
     upstreamPool: pool,
+    connectionLimit,
     // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
     http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
     context: {

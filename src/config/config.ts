@@ -73,6 +73,8 @@ export interface Config {
   readonly maxConnectionAgeMs: number;
   /** After an HTTP/2 connection's GOAWAY for its age, how long its streams may finish before they are reset. */
   readonly maxConnectionAgeGraceMs: number;
+  /** Open client connections on the listener, both protocols (CONTRACT §18); at the limit the longest-idle one is shed; 0: no limit. */
+  readonly maxConnections: number;
   /** Named HTTP checks (CONTRACT §15), in the order given; names unique across both kinds. */
   readonly requiredHttpChecks: readonly HttpCheckSpec[];
   /** Named gRPC health checks (CONTRACT §15), in the order given. */

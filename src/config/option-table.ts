@@ -364,6 +364,14 @@ export const OPTIONS = [
     parse: parseDurationOption,
   },
   {
+    kind: "value",
+    field: "maxConnections",
+    flag: "--max-connections <n>",
+    help: "at most this many open client connections on the listener, both protocols; at the limit the longest-idle keep-alive one is closed for a new one, and with none idle new ones wait; 0: no limit",
+    default: "10000",
+    parse: (input, text) => parseIntegerOption(input, text, 0, 1_000_000),
+  },
+  {
     kind: "list",
     field: "requiredHttpChecks",
     flag: "--readiness-required-http <name=url>",

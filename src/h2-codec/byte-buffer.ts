@@ -1,6 +1,10 @@
 // A growable output buffer: the one place a connection's frames (or an HPACK block) are written before a single socket write.
 import "./latin1-buffer.js";
 
+const NO_ROOM = Buffer.alloc(0);
+/** The first buffer's size: what one exchange's frames need (SETTINGS, HEADERS, a small DATA, WINDOW_UPDATEs). */
+const FIRST_SIZE = 1024;
+
 /**
  * Bytes written at `length` into `buffer`. `take` hands out what was written since the last take
  * as a view and never writes over it again, until `rewind` says every view taken is done with:
@@ -14,15 +18,21 @@ export class ByteBuffer {
   start = 0;
   length = 0;
 
+  /** No room until the first write: an idle connection's buffer is given back (release) and taken again by its next frame. */
   constructor(private readonly initialSize = 16384) {
-    this.buffer = Buffer.allocUnsafe(initialSize);
+    this.buffer = NO_ROOM;
   }
 
   /** Makes room for `extra` more octets at `length` (positions below `start` are not kept). */
   reserve(extra: number): void {
     if (this.length + extra <= this.buffer.length) return;
     const kept = this.length - this.start;
-    const grown = Buffer.allocUnsafe(Math.max(kept + extra, this.initialSize, kept * 2));
+    // From empty (new, or released while idle) the buffer doubles up to initialSize: a connection
+    // that wrote a few frames holds a small one, a busy one reaches full size in a few writes.
+    const doubled = Math.min(this.initialSize, Math.max(FIRST_SIZE, this.buffer.length * 2));
+    // Its own memory, never a slice of the runtime's shared pool (which small sizes would get):
+    // the views handed to the socket are of this buffer alone, and it is freed on its own.
+    const grown = Buffer.allocUnsafeSlow(Math.max(kept + extra, doubled, kept * 2));
     this.buffer.copy(grown, 0, this.start, this.length);
     this.buffer = grown;
     this.start = 0;
@@ -46,6 +56,16 @@ export class ByteBuffer {
    */
   rewind(): void {
     if (this.start === this.length) this.start = this.length = 0;
+  }
+
+  /**
+   * Everything written has been taken and rewound: the buffer is let go (an idle connection
+   * holds none; its next write takes a new one). Views taken earlier stay valid.
+   */
+  release(): void {
+    if (this.start !== this.length) return;
+    this.buffer = NO_ROOM;
+    this.start = this.length = 0;
   }
 
   /** Appends one octet (room already reserved). */

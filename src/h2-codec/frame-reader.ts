@@ -48,6 +48,7 @@ export interface FrameReaderOptions {
 
 const PREFACE = 0;
 const HEADER = 1;
+const NO_ROOM = Buffer.alloc(0);
 const DATA_PAD = 2;
 const DATA = 3;
 const SKIP = 4;
@@ -60,7 +61,8 @@ export class FrameReader {
   private state: number;
   private have = 0;
   private readonly head = Buffer.alloc(FRAME_HEADER_SIZE);
-  private scratch = Buffer.allocUnsafe(DEFAULT_MAX_FRAME_SIZE);
+  /** Frames that span socket reads are joined here; taken at the first such frame, let go while idle (releaseIdle). */
+  private scratch = NO_ROOM;
   private length = 0;
   private type = 0;
   private flags = 0;
@@ -77,7 +79,7 @@ export class FrameReader {
   private blockDependsOn = -1;
   private blockLength = 0;
   private continuations = 0;
-  private block = Buffer.allocUnsafe(0);
+  private block = NO_ROOM;
   /** The connection is over (`stop`). */
   private stopped = false;
   private readonly maxContinuations: number;
@@ -273,6 +275,13 @@ export class FrameReader {
       case FRAME.WINDOW_UPDATE:
         return visitor.onWindowUpdate(streamId, source.readUInt32BE(at) & 0x7fffffff);
     }
+  }
+
+  /** Between frames, with no header block under way: the scratch and block buffers are let go, so an idle connection holds none. */
+  releaseIdle(): void {
+    if (this.state !== HEADER || this.have !== 0 || this.inBlock) return;
+    this.scratch = NO_ROOM;
+    this.block = NO_ROOM;
   }
 
   /** Joins a header block fragment to the block under way (one copy, only for blocks that span frames). */

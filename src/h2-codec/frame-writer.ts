@@ -41,6 +41,11 @@ export class FrameWriter {
     if (this.pieces.length === 0) this.out.rewind();
   }
 
+  /** The connection is idle and its output written: the output buffer is let go until the next frame. */
+  releaseIdle(): void {
+    if (this.pieces.length === 0) this.out.release();
+  }
+
   /** The client connection preface (RFC 9113 §3.4): the client side's first octets, before its SETTINGS. */
   preface(): void {
     this.out.pushBytes(CLIENT_PREFACE);

@@ -85,6 +85,18 @@ export class H2Connection implements FrameVisitor {
     return this.#closed;
   }
 
+  /**
+   * The connection carries nothing now (no stream, nothing unwritten): its read and write
+   * buffers are let go until bytes come again. The HPACK tables stay (the peer's next block
+   * refers to them); they are kept small by the table size we allow.
+   */
+  releaseIdleBuffers(): void {
+    if (this.#closed || this.#table.streams.size > 0) return;
+    this.#reader.releaseIdle();
+    this.#decoder.releaseIdle();
+    this.#out.writer.releaseIdle();
+  }
+
   /** A header block begun and not finished (the head deadline's business). */
   get headerBlockPending(): boolean {
     return this.#reader.headerBlockPending;

@@ -29,6 +29,7 @@ export interface HpackDecoderOptions {
 const MAX_CONTINUATION_OCTETS = 5;
 const MAX_INTEGER = 0xffffffff;
 const DEFAULT_TABLE_SIZE = 4096;
+const NO_ROOM = Buffer.alloc(0);
 
 /**
  * One per connection and direction. `decode` takes one complete header block (HEADERS plus its
@@ -53,6 +54,11 @@ export class HpackDecoder {
   constructor(options: HpackDecoderOptions = {}) {
     this.maxListSize = options.maxHeaderListSize ?? 16384;
     this.maxStringLength = options.maxStringLength ?? 65536;
+  }
+
+  /** Between blocks: the Huffman scratch is let go (the dynamic table stays: the peer's next block refers to it). */
+  releaseIdle(): void {
+    this.scratch = this.block = NO_ROOM;
   }
 
   /** The dynamic table's current size and maximum, for tests and diagnostics. */

@@ -3,6 +3,9 @@
 /** The overhead RFC 7541 §4.1 adds to each entry's name and value octets. */
 export const ENTRY_OVERHEAD = 32;
 
+/** The ring's first size, a power of two: a peer's few indexed fields. */
+const FIRST_SIZE = 4;
+
 /** Called with each entry's absolute sequence number as it is evicted (the encoder's index follows it). */
 export type EvictionListener = (name: string, value: string, sequence: number) => void;
 
@@ -12,8 +15,9 @@ export type EvictionListener = (name: string, value: string, sequence: number) =
  * the newest entry is HPACK index 62.
  */
 export class DynamicTable {
-  private names: string[] = new Array<string>(16);
-  private values: string[] = new Array<string>(16);
+  /** Empty until the first entry (a connection whose peer indexes nothing holds no ring), then a power of two. */
+  private names: string[] = [];
+  private values: string[] = [];
   /** Ring position of the oldest entry. */
   private head = 0;
   /** How many entries are held. */
@@ -80,7 +84,7 @@ export class DynamicTable {
   }
 
   private grow(): void {
-    const size = this.names.length * 2;
+    const size = Math.max(FIRST_SIZE, this.names.length * 2);
     const names = new Array<string>(size);
     const values = new Array<string>(size);
     for (let i = 0; i < this.length; i++) {

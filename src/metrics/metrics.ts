@@ -10,6 +10,8 @@ import { VERSION } from "../version.js";
 import { OverloadMetrics } from "./overload-metrics.js";
 import { ReadinessMetrics } from "./readiness-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
+import { registerConnectionMetrics } from "./connection-metrics.js";
+import type { ClientConnectionCounts } from "../relay/connection-limit.js";
 
 export interface MetricsOptions {
   readonly listen: ListenAddress;
@@ -18,6 +20,8 @@ export interface MetricsOptions {
   readonly log: Logger;
   /** --max-concurrency is on: register the overload metrics (CONTRACT §10). */
   readonly overloadProtection?: boolean;
+  /** The listener's client connection counts (CONTRACT §18). */
+  readonly connections?: ClientConnectionCounts;
 }
 
 /** What the daemon wires: the observers, and the listener's life. */
@@ -55,6 +59,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const proxy = new RequestMetrics(registry);
   const readiness = new ReadinessMetrics(registry, options.checkNames, options.drain);
   const overload = options.overloadProtection ? new OverloadMetrics(registry) : undefined;
+  if (options.connections !== undefined) registerConnectionMetrics(registry, options.connections);
   const server = createMetricsServer(registry);
   return {
     proxy,
@@ -76,7 +81,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
 /** The factory the daemon calls once it knows its drain flag, check names and whether the limiter is on. */
 export function metricsFactory(listenAddress: ListenAddress, log: Logger) {
-  return (parts: { readonly drain: DrainState; readonly checkNames: readonly string[]; readonly overloadProtection?: boolean }): Metrics =>
+  return (parts: { readonly drain: DrainState; readonly checkNames: readonly string[]; readonly overloadProtection?: boolean; readonly connections?: ClientConnectionCounts }): Metrics =>
     createMetrics({ listen: listenAddress, log, ...parts });
 }
 

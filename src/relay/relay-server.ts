@@ -23,6 +23,7 @@ import { AcceptGroup } from "./accept-group.js";
 import { BurstGarbage } from "./burst-garbage.js";
 import type { H2cPool } from "./http2/h2c-pool.js";
 import type { UpstreamPool } from "./http1/upstream-pool.js";
+import type { ConnectionLimit } from "./connection-limit.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -40,6 +41,8 @@ export interface RelayServerParts {
   readonly drain: DrainState;
   /** Connections to an HTTP/1.1 app, for HTTP/1.1 clients and for h2 ones under `--upstream-protocol http1`. */
   readonly upstreamPool: UpstreamPool;
+  /** --max-connections: counts the listener's client connections, both protocols (CONTRACT §18). */
+  readonly connectionLimit: ConnectionLimit;
   /** The h2 side's parts beyond health, context and the HTTP/1.1 app (CONTRACT §13). */
   readonly http2: Omit<H2RoutingParts, "health" | "context" | "forwardToHttp1">;
 }
@@ -152,11 +155,20 @@ export class RelayServer implements ConnectionHost, Listener {
 
   forget(connection: ClientConnection): void {
     this.#connections.delete(connection);
+    this.#parts.connectionLimit.forget(connection);
+  }
+
+  becameIdle(connection: ClientConnection): void {
+    this.#parts.connectionLimit.becameIdle(connection);
+  }
+
+  opened(connection: ClientConnection): void {
+    this.#parts.connectionLimit.opened(connection);
   }
 
   switchToHttp2(connection: ClientConnection, rest: Buffer): void {
-    this.#connections.delete(connection);
-    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS, HEADERS_TIMEOUT_MS);
+    this.forget(connection);
+    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS, HEADERS_TIMEOUT_MS, this.#parts.connectionLimit);
     this.#h2.accept(connection.socket, rest, this.now);
   }
 
@@ -178,18 +190,24 @@ export class RelayServer implements ConnectionHost, Listener {
   }
 
   closeAllConnections(): void {
+    this.#parts.connectionLimit.destroyHeld();
     for (const connection of this.#connections) connection.destroy();
     this.#h2?.destroyAll();
   }
 
+  /** Counted first: at --max-connections the oldest idle connection makes room, or the socket waits unread. */
   #accept(socket: Socket): void {
+    this.#parts.connectionLimit.admit(socket, this.#start);
+  }
+
+  readonly #start = (socket: Socket): void => {
     try {
       this.#connections.add(new ClientConnection(socket, this));
     } catch (error) {
       this.reportFault(error);
       socket.destroy();
     }
-  }
+  };
 
   reportFault(error: unknown): void {
     this.#parts.context.reportFault(error);

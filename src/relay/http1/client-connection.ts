@@ -2,7 +2,7 @@
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import { BODY, isParseError, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
-import type { ParserPool } from "./parser-pool.js";
+import { LENT_BEFORE_PROMPT_GIVE_BACK, type ParserPool } from "./parser-pool.js";
 import { PAUSED_FOR_BODY, PAUSED_FOR_CLIENT, PAUSED_FOR_ERROR, PAUSED_FOR_PIPELINE, type ReadGate } from "./read-gate.js";
 import { RequestReader } from "./request-reader.js";
 import { RequestHead } from "./request-head.js";
@@ -11,6 +11,7 @@ import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
 import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer, speaksNeitherProtocol } from "./connection-refusals.js";
 import { scheduleConnectionAge } from "../connection-age.js";
+import type { IdleMember } from "../connection-limit.js";
 
 /** What the connection asks of the server that accepted it. */
 export interface ConnectionHost {
@@ -25,6 +26,10 @@ export interface ConnectionHost {
   /** Where the connection's parser is lent from while it reads. */
   readonly parsers: ParserPool;
   forget(connection: ClientConnection): void;
+  /** The connection carries nothing now: the newest idle one for --max-connections. */
+  becameIdle(connection: ClientConnection): void;
+  /** The connection was just accepted: idle until its first bytes. */
+  opened(connection: ClientConnection): void;
   /** The connection began with the HTTP/2 preface: the socket is the h2 side's now, with what followed the preface. */
   switchToHttp2(connection: ClientConnection, rest: Buffer): void;
   readonly log: Logger;
@@ -37,7 +42,7 @@ export interface ConnectionHost {
  * way). Requests after the one being answered (pipelining) wait, parsed, in order; reading stops
  * while one waits, so at most one socket read of them is ever held.
  */
-export class ClientConnection {
+export class ClientConnection implements IdleMember {
   readonly socket: Socket;
   readonly remoteAddress: string | undefined;
   readonly #host: ConnectionHost;
@@ -98,6 +103,18 @@ export class ClientConnection {
     socket.on("error", () => socket.destroy());
     socket.on("close", () => this.#contained(this.#onClose));
     this.#cancelAge = scheduleConnectionAge(host.maxConnectionAgeMs, () => this.#contained(this.#aged));
+    // Nothing sent yet: idle, the newest.
+    host.opened(this);
+  }
+
+  /** Between requests, with nothing owed or begun: closing it now loses nothing (--max-connections). */
+  get idleKeepAlive(): boolean {
+    return this.idle && !this.#ending && !this.#closeAfter && this.#requests.waiting === 0 && !this.socket.destroyed;
+  }
+
+  /** Closed between requests to admit another connection at --max-connections. */
+  shedIdle(): void {
+    this.destroy();
   }
 
   /** Runs an event handler inside this connection's fault boundary. */
@@ -233,6 +250,18 @@ export class ClientConnection {
     // within the same read never reaches the app.
     this.#startNext();
     if (this.#requests.waiting > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
+    else this.#parkUnderPressure();
+  }
+
+  /**
+   * With many parsers lent (a burst of connections that each sent a request and went quiet),
+   * one whose answer is done gives its parser back now instead of at the next quiet sweep: 10,000
+   * clients arriving within a sweep held 10,000 parsers (about 6 KB of native memory each, which
+   * glibc kept after they were freed), enough for the OOM killer in 64 MiB. Below the mark a
+   * busy keep-alive connection keeps its parser between requests, as before.
+   */
+  #parkUnderPressure(): void {
+    if (this.#host.parsers.lent > LENT_BEFORE_PROMPT_GIVE_BACK && this.idleKeepAlive) this.parkParser();
   }
 
   /** Prior knowledge: the preface was the connection's very first bytes; then the socket goes to the h2 side. */
@@ -241,7 +270,12 @@ export class ClientConnection {
     if (rest === undefined) return false;
     this.headStartedAt = 0;
     this.detach();
+    // Nothing of this object stays on the socket (its parser went back in detach): an idle h2
+    // connection held its HTTP/1.1 reader, pipeline and handlers through these listeners. The
+    // h2 side puts its own error and close listeners on.
     this.socket.removeAllListeners("end");
+    this.socket.removeAllListeners("error");
+    this.socket.removeAllListeners("close");
     this.#host.switchToHttp2(this, rest);
     return true;
   }
@@ -318,6 +352,7 @@ export class ClientConnection {
     this.#reading.resume(PAUSED_FOR_CLIENT);
     this.#startNext();
     if (this.#requests.waiting > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
+    else this.#parkUnderPressure();
   }
 
   /** Moves on once the active transaction's request and response have both ended. */
@@ -339,7 +374,9 @@ export class ClientConnection {
       return;
     }
     this.idleSince = this.#host.now;
+    this.#host.becameIdle(this);
     this.#startNext();
+    this.#parkUnderPressure();
   }
 
   #end(): void {

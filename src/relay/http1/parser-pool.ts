@@ -10,6 +10,13 @@ import { HttpParser, type ParserHandler } from "./llhttp-binding.js";
  */
 export const MAX_FREE_PARSERS = 64;
 
+/**
+ * Parsers lent past which a connection gives its parser back as soon as its answer is done and
+ * nothing else was read (ClientConnection), not at the next quiet sweep: the parsers of as many
+ * busy connections as a relay serves at once stay lent, a burst of idle ones does not.
+ */
+export const LENT_BEFORE_PROMPT_GIVE_BACK = 256;
+
 /** A free list like node:http's `parsers` FreeList, but lent by the read, not by the connection. */
 export class ParserPool {
   readonly #free: HttpParser[] = [];

@@ -15,6 +15,13 @@ export interface UpstreamPoolOptions {
   readonly onFault?: (error: unknown) => void;
 }
 
+/**
+ * Idle connections kept at most: a burst of thousands of concurrent requests left as many idle
+ * connections, each a socket, a response parser and the app's own connection, for the idle
+ * timeout. Past this the oldest idle one is closed; a busy relay reuses the newest.
+ */
+export const MAX_IDLE_CONNECTIONS = 256;
+
 /** How often idle connections are looked at: one timer for the pool, none per request. */
 const SWEEP_INTERVAL_MS = 1_000;
 
@@ -107,6 +114,7 @@ export class UpstreamPool {
     // after the load, test/relay/upstream-pool-reading.test.ts).
     connection.resumeReading();
     connection.idleSince = performance.now();
+    if (this.#idle.length >= MAX_IDLE_CONNECTIONS) this.#idle.shift()?.destroy();
     this.#idle.push(connection);
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
   };

@@ -1,4 +1,5 @@
 // The h2c side of the one listener on our own codec: its connections and limits (CONTRACT §13), each request's checks before routing, the idle close, the head deadline, the drain and the connection age.
+import type { ConnectionLimit, IdleMember } from "../connection-limit.js";
 import type { Socket } from "node:net";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
@@ -29,7 +30,7 @@ const MAX_CONCURRENT_STREAMS = 100;
 const MAX_HEADER_LIST_BYTES = 16 * 1024;
 const clock = performance.now.bind(performance);
 
-interface ConnectionState {
+interface ConnectionState extends IdleMember {
   readonly connection: H2Connection;
   readonly socket: Socket;
   /** When its last stream ended (0: it has streams). */
@@ -53,8 +54,11 @@ export class H2Listener {
   #now = 0;
 
   /** `headTimeoutMs`: how long a stream's header block may take, as an HTTP/1.1 head. */
-  constructor(parts: H2RoutingParts, keepAliveMs: number, headTimeoutMs: number) {
+  readonly #limit: ConnectionLimit | undefined;
+
+  constructor(parts: H2RoutingParts, keepAliveMs: number, headTimeoutMs: number, limit?: ConnectionLimit) {
     this.#parts = parts;
+    this.#limit = limit;
     this.#keepAliveMs = keepAliveMs;
     this.#headTimeoutMs = headTimeoutMs;
     this.#bodyReads = new LocalBodyReads(headTimeoutMs, this.#reportFault);
@@ -74,12 +78,19 @@ export class H2Listener {
       idleSince: now,
       headSince: 0,
       cancelAge: age === undefined ? ignore : scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(state!, age.graceMs)),
+      get idleKeepAlive(): boolean {
+        return connection.openStreams === 0 && !connection.headerBlockPending && !connection.closed;
+      },
+      // GOAWAY NO_ERROR naming the last stream processed; with none open the close follows.
+      shedIdle: () => connection.shutdown(),
     };
     this.#connections.add(state);
     socket.once("close", () => {
       state!.cancelAge();
       this.#connections.delete(state!);
+      this.#limit?.forget(state!);
     });
+    this.#limit?.opened(state);
     connection.receive(rest.length === 0 ? H2_PREFACE : Buffer.concat([H2_PREFACE, rest]));
     socket.resume();
     // Opened during the drain: told at once that it is the last.
@@ -89,7 +100,10 @@ export class H2Listener {
   #handler(remoteAddress: string | undefined, state: () => ConnectionState): H2ConnectionHandler {
     const streamEnded = (): void => {
       const current = state();
-      if (current.connection.openStreams === 0) current.idleSince = this.#now;
+      if (current.connection.openStreams === 0) {
+        current.idleSince = this.#now;
+        this.#limit?.becameIdle(current);
+      }
     };
     return {
       ...PORT_EVENTS,
@@ -194,6 +208,8 @@ export class H2Listener {
       if (connection.openStreams === 0) {
         if (state.idleSince === 0) state.idleSince = now;
         else if (now - state.idleSince >= this.#keepAliveMs) connection.shutdown();
+        // Idle since the last sweep at least: a busy connection keeps its buffers between requests.
+        else connection.releaseIdleBuffers();
       }
     }
   }

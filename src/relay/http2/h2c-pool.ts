@@ -326,6 +326,9 @@ export class H2cPool {
       if (pooled.ready && pooled.active === 0 && pooled.idleSince < limit) {
         this.#retire(pooled, undefined);
         pooled.session.shutdown();
+      } else if (pooled.ready && pooled.active === 0) {
+        // Idle, not yet timed out: its read and write buffers go until its next stream.
+        pooled.session.releaseIdleBuffers();
       }
     }
     if (this.#sessions.length === 0) {

@@ -1,0 +1,161 @@
+// --max-connections (CONTRACT §18), once for both protocols: open client connections counted by socket, idle ones kept oldest first, the oldest shed to admit a new one, the rest held unread until one ends.
+import type { Socket } from "node:net";
+import type { Logger } from "pino";
+
+/** A client connection as the limit sees it: whether it carries nothing now, and how it is closed between requests. */
+export interface IdleMember {
+  /** Nothing in flight and nothing begun: closing it now loses nothing. */
+  readonly idleKeepAlive: boolean;
+  /** Closes it as an idle one is closed (HTTP/1.1: now; h2: GOAWAY NO_ERROR, then the close). */
+  shedIdle(): void;
+}
+
+/** What the metrics read (plain numbers, read only on a scrape). */
+export interface ClientConnectionCounts {
+  /** Open client connections on the listener, both protocols. */
+  readonly open: number;
+  /** Idle ones closed to admit another. */
+  readonly shed: number;
+}
+
+/** The warn line is written at most this often. */
+export const LIMIT_WARN_INTERVAL_MS = 60_000;
+
+/**
+ * Accepted at the limit with nothing idle to close: held, unread, at most this many (node's listen
+ * backlog), until a connection ends; past that a new one is closed at once, as a full backlog
+ * drops it. Node cannot stop a listening socket from accepting, so these stand for the kernel's
+ * backlog; each costs a descriptor and a socket, never a parser.
+ */
+export const MAX_HELD = 511;
+
+/**
+ * The limit. `idle` is a Set used as an ordered list: a connection that becomes idle is moved to
+ * its end, so its first entry is the longest idle; one that became busy again stays in place
+ * and is skipped (and dropped) when met, so nothing is done on the busy path but one delete and
+ * one add when an answer ends.
+ */
+export class ConnectionLimit implements ClientConnectionCounts {
+  open = 0;
+  shed = 0;
+  readonly #limit: number;
+  readonly #log: Logger;
+  readonly #clock: () => number;
+  readonly #idle = new Set<IdleMember>();
+  readonly #held: Held[] = [];
+  #lastWarn = -Infinity;
+
+  constructor(limit: number, log: Logger, clock: () => number = Date.now) {
+    this.#limit = limit;
+    this.#log = log;
+    this.#clock = clock;
+  }
+
+  /** Connections held unread at the limit. */
+  get held(): number {
+    return this.#held.length;
+  }
+
+  /** A connection accepted: `start` runs now (after an idle one is shed, at the limit), or once another ends. */
+  admit(socket: Socket, start: (socket: Socket) => void): void {
+    if (this.#limit > 0 && this.open >= this.#limit && !this.#shedOldestIdle()) {
+      this.#hold(socket, start);
+      return;
+    }
+    this.#count(socket);
+    start(socket);
+  }
+
+  /** `member` carries nothing now: the newest idle one; or, with connections waiting, closed to let the first in. */
+  becameIdle(member: IdleMember): void {
+    if (this.#limit === 0) return;
+    this.#idle.delete(member);
+    this.#idle.add(member);
+    // Out of the callback that ended its answer; its close admits the first held one (#ended).
+    if (this.#held.length > 0) queueMicrotask(() => this.#shedIfStillIdle(member));
+  }
+
+  /** A connection just admitted, nothing read yet: the newest idle one (never shed for the held ones: it was let in for them). */
+  opened(member: IdleMember): void {
+    if (this.#limit === 0) return;
+    this.#idle.add(member);
+  }
+
+  #shedIfStillIdle(member: IdleMember): void {
+    if (this.#held.length === 0 || !this.#idle.has(member) || !member.idleKeepAlive) return;
+    this.#idle.delete(member);
+    this.#shed(member);
+  }
+
+  /** `member` closed (or is no longer this limit's, as an HTTP/1.1 connection that became HTTP/2). */
+  forget(member: IdleMember): void {
+    this.#idle.delete(member);
+  }
+
+  /** The shutdown's last step: connections still waiting are closed, never served. */
+  destroyHeld(): void {
+    for (const { socket } of this.#held.splice(0)) socket.destroy();
+  }
+
+  #count(socket: Socket): void {
+    this.open++;
+    socket.once("close", () => this.#ended());
+  }
+
+  #ended(): void {
+    this.open--;
+    while (this.#held.length > 0 && (this.#limit === 0 || this.open < this.#limit)) {
+      const { socket, start } = this.#held.shift() as Held;
+      if (socket.destroyed) continue;
+      socket.removeListener("error", ignore);
+      this.#count(socket);
+      start(socket);
+      socket.resume();
+    }
+  }
+
+  /** The longest-idle connection is closed to make room: true when there was one. */
+  #shedOldestIdle(): boolean {
+    for (const member of this.#idle) {
+      this.#idle.delete(member);
+      if (!member.idleKeepAlive) continue;
+      this.#shed(member);
+      return true;
+    }
+    return false;
+  }
+
+  #shed(member: IdleMember): void {
+    this.shed++;
+    this.#warn();
+    member.shedIdle();
+  }
+
+  #hold(socket: Socket, start: (socket: Socket) => void): void {
+    this.#warn();
+    if (this.#held.length >= MAX_HELD) {
+      socket.destroy();
+      return;
+    }
+    // Unread: what the client sent waits in the socket's buffers, bounded by its high-water mark.
+    socket.pause();
+    // Its close follows an error; a held socket that closed is skipped when its turn comes.
+    socket.on("error", ignore);
+    this.#held.push({ socket, start });
+  }
+
+  #warn(): void {
+    const now = this.#clock();
+    if (now - this.#lastWarn < LIMIT_WARN_INTERVAL_MS) return;
+    this.#lastWarn = now;
+    this.#log.warn({ limit: this.#limit, shed: this.shed }, "connection limit reached");
+  }
+}
+
+/** A connection accepted at the limit, waiting for one to end. */
+interface Held {
+  readonly socket: Socket;
+  readonly start: (socket: Socket) => void;
+}
+
+function ignore(): void {}
