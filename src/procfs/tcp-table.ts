@@ -1,5 +1,6 @@
 // Pure parser for /proc/net/tcp and /proc/net/tcp6: bytes in, LISTEN ports and their addresses (or why the table is unreadable) out, stopping where the LISTEN rows end.
 import { formatKernelAddress } from "./kernel-address.js";
+import { COLON, HEX_VALUE, NEWLINE, SPACE, TAB } from "./table-bytes.js";
 
 /** Outcome of parsing one socket table. */
 export type TableParse =
@@ -19,20 +20,8 @@ const TCP_LISTEN = 0x0a;
  * so such a row does not end that section. Later kernels print them among the established rows.
  */
 const TCP_SYN_RECV = 0x03;
-const NEWLINE = 0x0a;
-const SPACE = 0x20;
-const TAB = 0x09;
-const COLON = 0x3a;
 /** Longer than any row or header the kernel prints (tcp rows are 149 bytes, tcp6 under 200). */
 const MAX_LINE_BYTES = 4096;
-
-/** Hex digit value per byte, -1 for anything else; a lookup is cheaper than range checks. */
-const HEX_VALUE = new Int8Array(256).fill(-1);
-for (let digit = 0; digit < 10; digit++) HEX_VALUE[0x30 + digit] = digit;
-for (let letter = 0; letter < 6; letter++) {
-  HEX_VALUE[0x41 + letter] = 10 + letter;
-  HEX_VALUE[0x61 + letter] = 10 + letter;
-}
 
 // What parseRow found; ports are 0..65535, so the other outcomes are negative.
 const NOT_LISTENING = -1;

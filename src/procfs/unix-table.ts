@@ -1,4 +1,5 @@
 // Pure parser for /proc/net/unix: bytes in, the paths of listening stream sockets (`@name` for abstract ones), or why the table is unreadable, out.
+import { COLON, HEX_VALUE, NEWLINE, SPACE, TAB } from "./table-bytes.js";
 
 /** Outcome of parsing the unix socket table. */
 export type UnixTableParse =
@@ -14,19 +15,8 @@ const ACCEPTING = 0x00010000;
 const SOCK_STREAM = 0x0001;
 /** `SS_UNCONNECTED`, what a listening socket's state is. */
 const UNCONNECTED = 0x01;
-const NEWLINE = 0x0a;
-const SPACE = 0x20;
-const TAB = 0x09;
-const COLON = 0x3a;
 /** Longer than any row the kernel prints (a path is at most 108 bytes). */
 const MAX_LINE_BYTES = 4096;
-
-const HEX_VALUE = new Int8Array(256).fill(-1);
-for (let digit = 0; digit < 10; digit++) HEX_VALUE[0x30 + digit] = digit;
-for (let letter = 0; letter < 6; letter++) {
-  HEX_VALUE[0x41 + letter] = 10 + letter;
-  HEX_VALUE[0x61 + letter] = 10 + letter;
-}
 
 /**
  * Incremental parser for `/proc/net/unix` (`unix_seq_show`: `%pK: %08X %08X %08X %04X %02X %5lu`,
