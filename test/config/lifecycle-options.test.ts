@@ -1,19 +1,6 @@
 // The options of CONTRACT §14 through the real command line: defaults, env variables, signal forms, and every usage error as one line with exit code 2.
 import t from "tap";
-import { parseCommandLine } from "../../src/cli.js";
-import type { Config } from "../../src/config/config.js";
-
-function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
-  let err = "";
-  const result = parseCommandLine(argv, env, { writeOut: () => {}, writeErr: (text) => (err += text) });
-  return { result, err };
-}
-
-function config(argv: string[], env: NodeJS.ProcessEnv = {}): Config {
-  const { result, err } = run(argv, env);
-  if (result.action !== "run") throw new Error(`refused: ${err}`);
-  return result.config;
-}
+import { configOf as config, runCommandLine as run } from "../helpers/command-line.js";
 
 const APP = ["--", "app", "serve"];
 
