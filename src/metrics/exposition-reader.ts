@@ -112,7 +112,7 @@ export class ExpositionReader {
     if (family === undefined) return;
     if (keyword === "HELP") {
       if (family.helped) return this.fail(`second HELP for ${name}`);
-      if (/\\[^\\n]|\\$/.test(rest)) return this.fail(`bad escape in the HELP of ${name}`);
+      if (!/^(?:[^\\]|\\[\\n])*$/.test(rest)) return this.fail(`bad escape in the HELP of ${name}`);
       family.helped = true;
     } else {
       const type = rest.trim();
