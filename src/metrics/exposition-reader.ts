@@ -61,14 +61,15 @@ export class ExpositionReader {
 
   push(text: string): void {
     if (this.error !== undefined) return;
-    const joined = this.pending + text;
-    const last = joined.lastIndexOf("\n");
+    // Only the new piece is searched: a long line arriving in many pieces is not rescanned each time.
+    const last = text.lastIndexOf("\n");
     if (last < 0) {
-      this.pending = joined;
+      this.pending += text;
       return;
     }
-    this.pending = joined.slice(last + 1);
-    for (const line of joined.slice(0, last).split("\n")) {
+    const complete = this.pending + text.slice(0, last);
+    this.pending = text.slice(last + 1);
+    for (const line of complete.split("\n")) {
       this.readLine(line);
       if (this.error !== undefined) return;
     }
