@@ -63,7 +63,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const readiness = new ReadinessMetrics(registry, options.checkNames, options.drain);
   const overload = options.overloadProtection ? new OverloadMetrics(registry) : undefined;
   if (options.connections !== undefined) registerConnectionMetrics(registry, options.connections);
-  const merge = options.mergeUrl === undefined ? undefined : new MetricsMerge(options.mergeUrl, registry);
+  const merge = options.mergeUrl === undefined ? undefined : new MetricsMerge(options.mergeUrl, registry, options.log);
   const server = createMetricsServer(registry, merge);
   return {
     proxy,

@@ -1,6 +1,7 @@
 // --metrics-merge through a real daemon and a real app: the app's families after ours, a clash dropped and counted, promtool-clean, merge_ok 0 when the app is down, slow, malformed or too large, the proxy never held.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import pino from "pino";
 import { Registry } from "prom-client";
 import t, { type Test } from "tap";
 import { MetricsMerge } from "../../src/metrics/metrics-merge.js";
@@ -110,7 +111,7 @@ t.test("the 2 s and 8 MiB bounds hold while reading (small bounds injected)", as
   const app = await startUpstream(t);
   const registry = new Registry();
   app.handleRaw((_req, res) => res.writeHead(200).write("app_a 1\n"));
-  const slow = new MetricsMerge(`${app.url}/metrics`, registry, { timeoutMs: 50, maxOctets: 1024 });
+  const slow = new MetricsMerge(`${app.url}/metrics`, registry, pino({ level: "silent" }), { timeoutMs: 50, maxOctets: 1024 });
   t.teardown(() => slow.close());
   t.equal(await slow.appText(), "", "a body that never ends: cut at the deadline");
   app.handleRaw((_req, res) => res.writeHead(200).end("app_a 1\n".repeat(200)));

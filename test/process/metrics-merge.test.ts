@@ -54,11 +54,15 @@ t.test("one scrape target: ours then the app's, promtool-clean; merge_ok 0 when 
     t.match(text, /^readiness_proxy_build_info\{/m, `${what}: ours served anyway`);
     t.equal((await send(daemon.port, "/healthz")).status, 200, `${what}: the proxy answers`);
   }
+  const lines = (msg: string) => daemon.records.filter((record) => record.msg === msg);
+  t.match(lines("metrics merge failing; serving ours alone"), [{ level: 40, url: `http://127.0.0.1:${appPort}/metrics`, reason: /^not Prometheus text format: line 1: / }], "one warn line for three failing scrapes");
   await mode("ok");
   t.equal(seriesValue(await scrape(), "readiness_proxy_metrics_merge_ok"), 1, "back to 1");
+  t.match(lines("metrics merge passing"), [{ level: 30 }]);
   app.kill("SIGKILL");
   await appExited;
   t.equal(seriesValue(await scrape(), "readiness_proxy_metrics_merge_ok"), 0, "the app down");
+  t.match(lines("metrics merge failing; serving ours alone")[1], { reason: "connection refused" });
   daemon.child.kill("SIGTERM");
   t.equal(await daemon.exited, 0);
 });
