@@ -1,11 +1,11 @@
 // --metrics-merge through a real daemon and a real app: the app's families after ours, a clash dropped and counted, promtool-clean, merge_ok 0 when the app is down, slow, malformed or too large, the proxy never held.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import pino from "pino";
 import { Registry } from "prom-client";
 import t, { type Test } from "tap";
 import { MetricsMerge } from "../../src/metrics/metrics-merge.js";
 import { send } from "../helpers/http-client.js";
+import { captureLog } from "../helpers/log-capture.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { seriesValue } from "../helpers/scrape.js";
 import { closedPort, deferred } from "../helpers/test-doubles.js";
@@ -111,11 +111,19 @@ t.test("the 2 s and 8 MiB bounds hold while reading (small bounds injected)", as
   const app = await startUpstream(t);
   const registry = new Registry();
   app.handleRaw((_req, res) => res.writeHead(200).write("app_a 1\n"));
-  const slow = new MetricsMerge(`${app.url}/metrics`, registry, pino({ level: "silent" }), { timeoutMs: 50, maxOctets: 1024 });
+  const logs = captureLog();
+  const slow = new MetricsMerge(`${app.url}/metrics`, registry, logs.log, { timeoutMs: 50, maxOctets: 1024 });
+  const reasons = () => logs.records.filter((record) => record.msg === "metrics merge failing; serving ours alone").map((record) => record.reason);
   t.teardown(() => slow.close());
   t.equal(await slow.appText(), "", "a body that never ends: cut at the deadline");
+  t.same(reasons(), ["timeout after 0.05s"]);
   app.handleRaw((_req, res) => res.writeHead(200).end("app_a 1\n".repeat(200)));
   t.equal(await slow.appText(), "", "1600 octets past a 1024 bound");
+  t.same(reasons(), ["timeout after 0.05s"], "still failing: not logged again");
   app.handleRaw((_req, res) => res.writeHead(200).end("app_a 1\n"));
   t.equal(await slow.appText(), "app_a 1\n");
+  t.same(logs.messages().filter((msg) => msg.startsWith("metrics merge")), ["metrics merge failing; serving ours alone", "metrics merge passing"]);
+  app.handleRaw((_req, res) => res.writeHead(200).end("app_a 1\n".repeat(200)));
+  await slow.appText();
+  t.same(reasons(), ["timeout after 0.05s", "more than 1024 octets"]);
 });
