@@ -196,6 +196,8 @@ function validateTogether({ fields, texts, given, sources }: ReadOptions): Omit<
     const whose = ownPort === listen.port ? "--listen" : "--metrics-listen";
     throw usageError(sourceOf("requiredListeners"), `expected a port other than ${whose}'s own (the proxy listens there, so it would always pass)`, String(ownPort));
   }
+  // The merge happens on a scrape of our /metrics: without the listener nothing would ever fetch it.
+  if (fields.metricsMerge !== undefined && !metricsListen) throw usageError(sourceOf("metricsMerge"), "expected only with --metrics-listen", texts.get("metricsMerge"));
   if (given.has("upstreamGrpcService") && given.has("upstreamHealthPath")) {
     throw usageError(sourceOf("upstreamGrpcService"), `expected either it or ${flagOf("upstreamHealthPath")}, not both`, texts.get("upstreamGrpcService"));
   }
@@ -262,6 +264,7 @@ export function describeConfig(config: Config): Record<string, string | number |
     ...(config.exitZeroOnStop && { exitZeroOnStop: true }),
     ...(config.upstreamConnectRetryMs > 0 && { upstreamConnectRetry: formatDuration(config.upstreamConnectRetryMs) }),
     ...(config.appExitNotify.length > 0 && { appExitNotify: config.appExitNotify.join(",") }),
+    ...(config.metricsMerge !== undefined && { metricsMerge: config.metricsMerge }),
     ...(config.maxConnectionAgeMs > 0 && { maxConnectionAge: formatDuration(config.maxConnectionAgeMs), maxConnectionAgeGrace: formatDuration(config.maxConnectionAgeGraceMs) }),
   };
 }

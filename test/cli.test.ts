@@ -504,3 +504,27 @@ t.test("--help shows each duration's default as the start line logs it (formatDu
   t.match(listening, { responseHeaderTimeout: "2m", readinessWarnAfter: "1m" }, "the start line's form");
   t.match(run(["--help"]).out.replace(/\s+/g, " "), /--response-header-timeout <duration> .*\(default: "2m"/);
 });
+
+t.test("--metrics-merge: a loopback http URL, only with --metrics-listen, from the flag or the env", async (t) => {
+  const merged = config(["--metrics-listen", ":9090", "--metrics-merge", "http://127.0.0.1:8000/metrics"]);
+  t.equal(merged.metricsMerge, "http://127.0.0.1:8000/metrics");
+  t.equal(config(["--metrics-listen", ":9090"], { READINESS_PROXY_METRICS_MERGE: "http://[::1]:9100/metrics" }).metricsMerge, "http://[::1]:9100/metrics");
+  t.equal(config(["--metrics-listen", ":9090", "--metrics-merge=http://localhost:9100/"], { READINESS_PROXY_METRICS_MERGE: "http://127.0.0.1:1/" }).metricsMerge, "http://localhost:9100/", "the flag wins");
+  t.equal(config([]).metricsMerge, undefined, "off by default");
+  t.match(describeConfig(merged), { metricsMerge: "http://127.0.0.1:8000/metrics" });
+  t.match(run(["--help"]).out.replace(/\s+/g, " "), /--metrics-merge <url> .*env: READINESS_PROXY_METRICS_MERGE/);
+  const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+    [["--metrics-listen", ":9090", "--metrics-merge", "http://10.0.0.5:8000/metrics"], {}, 'error: --metrics-merge: expected a loopback host (127.0.0.0/8, [::1] or localhost), got "http://10.0.0.5:8000/metrics"'],
+    [["--metrics-listen", ":9090", "--metrics-merge", "https://127.0.0.1:8000/metrics"], {}, 'error: --metrics-merge: expected an absolute http:// URL on loopback, like http://127.0.0.1:15020/quitquitquit, got "https://127.0.0.1:8000/metrics"'],
+    [["--metrics-listen", ":9090", "--metrics-merge", "/metrics"], {}, 'error: --metrics-merge: expected an absolute http:// URL on loopback, like http://127.0.0.1:15020/quitquitquit, got "/metrics"'],
+    [["--metrics-listen", ":9090"], { READINESS_PROXY_METRICS_MERGE: "http://app:8000/metrics" }, 'error: READINESS_PROXY_METRICS_MERGE: expected a loopback host (127.0.0.0/8, [::1] or localhost), got "http://app:8000/metrics"'],
+    [["--metrics-merge", "http://127.0.0.1:8000/metrics"], {}, 'error: --metrics-merge: expected only with --metrics-listen, got "http://127.0.0.1:8000/metrics"'],
+    [[], { READINESS_PROXY_METRICS_MERGE: "http://127.0.0.1:8000/metrics" }, 'error: READINESS_PROXY_METRICS_MERGE: expected only with --metrics-listen, got "http://127.0.0.1:8000/metrics"'],
+  ];
+  for (const [argv, env, message] of cases) {
+    const { result, err } = run(argv, env);
+    t.same(result, { action: "exit", exitCode: 2 }, argv.join(" ") || JSON.stringify(env));
+    t.equal(err.trimEnd(), message);
+    t.notMatch(err, /\bat .*\.(ts|js):\d+/, "no stack trace");
+  }
+});

@@ -87,4 +87,6 @@ export interface Config {
   readonly appHealthPath: string | undefined;
   /** --upstream-connect-retry (CONTRACT §17): how long after its arrival a refused request may be tried again; 0: off. */
   readonly upstreamConnectRetryMs: number;
+  /** --metrics-merge (CONTRACT §17): the app's loopback exposition URL, served after ours on each scrape; undefined: off. */
+  readonly metricsMerge: string | undefined;
 }

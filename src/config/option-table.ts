@@ -14,7 +14,7 @@ import { MAX_REQUIRED_LISTENERS, parseRequiredListeners } from "./listener-specs
 import { MAX_NAMED_CHECKS, parseGrpcChecks, parseHttpChecks } from "./named-check-specs.js";
 import { parseUpstream } from "./upstream-url.js";
 import { parseProcRoot } from "./proc-root.js";
-import { MAX_EXIT_NOTIFY_URLS, parseExitNotifyUrls } from "./loopback-url.js";
+import { MAX_EXIT_NOTIFY_URLS, parseExitNotifyUrls, parseLoopbackUrl } from "./loopback-url.js";
 
 /**
  * The Config fields the table fills, each from one option. `appCommand` comes from after `--`;
@@ -417,6 +417,14 @@ export const OPTIONS = [
     help: "a request whose connection to the app is refused (nothing was sent) is tried again, any method, backing off 25ms to 250ms, until this long after it arrived; then 502; 0s: off",
     default: "0s",
     parse: parseDurationOption,
+  },
+  {
+    kind: "optional",
+    field: "metricsMerge",
+    flag: "--metrics-merge <url>",
+    help: "with --metrics-listen: each scrape of /metrics also fetches the app's metrics from this loopback http URL (at most 2s, 8MiB) and serves them after ours, families whose names clash with ours dropped: one scrape target per pod",
+    env: "READINESS_PROXY_METRICS_MERGE",
+    parse: (input, text) => (text === undefined ? undefined : parseLoopbackUrl(input, text)),
   },
 ] as const satisfies readonly OptionSpec[];
 

@@ -12,6 +12,7 @@ import { ReadinessMetrics } from "./readiness-metrics.js";
 import { RequestMetrics } from "./request-metrics.js";
 import { registerConnectionMetrics } from "./connection-metrics.js";
 import type { ClientConnectionCounts } from "../relay/connection-limit.js";
+import { MetricsMerge } from "./metrics-merge.js";
 
 export interface MetricsOptions {
   readonly listen: ListenAddress;
@@ -22,6 +23,8 @@ export interface MetricsOptions {
   readonly overloadProtection?: boolean;
   /** The listener's client connection counts (CONTRACT §18). */
   readonly connections?: ClientConnectionCounts;
+  /** --metrics-merge (CONTRACT §17): the app's loopback exposition URL, served after ours on each scrape. */
+  readonly mergeUrl?: string | undefined;
 }
 
 /** What the daemon wires: the observers, and the listener's life. */
@@ -60,7 +63,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const readiness = new ReadinessMetrics(registry, options.checkNames, options.drain);
   const overload = options.overloadProtection ? new OverloadMetrics(registry) : undefined;
   if (options.connections !== undefined) registerConnectionMetrics(registry, options.connections);
-  const server = createMetricsServer(registry);
+  const merge = options.mergeUrl === undefined ? undefined : new MetricsMerge(options.mergeUrl, registry, options.log);
+  const server = createMetricsServer(registry, merge);
   return {
     proxy,
     readiness,
@@ -75,18 +79,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      }).then(() => merge?.close()),
   };
 }
 
 /** The factory the daemon calls once it knows its drain flag, check names and whether the limiter is on. */
-export function metricsFactory(listenAddress: ListenAddress, log: Logger) {
+export function metricsFactory(listenAddress: ListenAddress, log: Logger, mergeUrl?: string) {
   return (parts: { readonly drain: DrainState; readonly checkNames: readonly string[]; readonly overloadProtection?: boolean; readonly connections?: ClientConnectionCounts }): Metrics =>
-    createMetrics({ listen: listenAddress, log, ...parts });
+    createMetrics({ listen: listenAddress, log, mergeUrl, ...parts });
 }
 
-/** GET or HEAD /metrics (query ignored); any other path 404, any other method 405. */
-function createMetricsServer(registry: Registry): Server {
+/** GET or HEAD /metrics (query ignored); any other path 404, any other method 405. With a merge, the app's families follow ours. */
+function createMetricsServer(registry: Registry, merge: MetricsMerge | undefined): Server {
   return createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
     const url = req.url ?? "";
     const path = url.split("?", 1)[0];
@@ -98,7 +102,9 @@ function createMetricsServer(registry: Registry): Server {
       res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" }).end("method not allowed\n");
       return;
     }
-    registry.metrics().then(
+    // The app's text first, so that merge_ok and the dropped count in ours describe this scrape.
+    const collected = (merge?.appText() ?? Promise.resolve("")).then(async (appText) => joinExpositions(await registry.metrics(), appText));
+    collected.then(
       (body) => {
         res.writeHead(200, { "content-type": registry.contentType, "content-length": Buffer.byteLength(body), "cache-control": "no-store" });
         res.end(req.method === "HEAD" ? undefined : body);
@@ -108,4 +114,10 @@ function createMetricsServer(registry: Registry): Server {
       },
     );
   });
+}
+
+/** Ours, then the app's, with one newline between whatever either ends with. */
+function joinExpositions(ours: string, app: string): string {
+  if (app === "") return ours;
+  return (ours.endsWith("\n") ? ours : `${ours}\n`) + app;
 }

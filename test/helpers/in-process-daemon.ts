@@ -26,7 +26,7 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
   const metrics: MetricsFactory | undefined =
     config.metricsListen &&
     ((parts) => {
-      const created = metricsFactory(config.metricsListen!, logs.log)(parts);
+      const created = metricsFactory(config.metricsListen!, logs.log, config.metricsMerge)(parts);
       return { ...created, start: async () => (metricsPort = (await created.start()).port) };
     });
   const daemon = createDaemon({ ...config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable, metrics, ...extra });
