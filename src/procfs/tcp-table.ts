@@ -1,6 +1,6 @@
 // Pure parser for /proc/net/tcp and /proc/net/tcp6: bytes in, LISTEN ports and their addresses (or why the table is unreadable) out, stopping where the LISTEN rows end.
 import { formatKernelAddress } from "./kernel-address.js";
-import { COLON, HEX_VALUE, NEWLINE, SPACE, TAB } from "./table-bytes.js";
+import { COLON, HEX_VALUE, NEWLINE, hexAt, isBlankOrEnd, skipBlanks } from "./table-bytes.js";
 
 /** Outcome of parsing one socket table. */
 export type TableParse =
@@ -207,25 +207,8 @@ function addressPortAt(bytes: Buffer, index: number, end: number): number {
   return colonAt + 1;
 }
 
-function skipBlanks(bytes: Buffer, index: number, end: number): number {
-  while (index < end && (bytes[index] === SPACE || bytes[index] === TAB)) index++;
-  return index;
-}
 
-function isBlankOrEnd(bytes: Buffer, index: number, end: number): boolean {
-  return index === end || bytes[index] === SPACE || bytes[index] === TAB;
-}
 
-/** The value of `digits` hex digits at `index`, or -1 if one is not a hex digit. */
-function hexAt(bytes: Buffer, index: number, digits: number): number {
-  let value = 0;
-  for (let offset = 0; offset < digits; offset++) {
-    const digit = HEX_VALUE[bytes[index + offset]!]!;
-    if (digit < 0) return -1;
-    value = (value << 4) | digit;
-  }
-  return value;
-}
 
 /** Parses a whole table held in memory (tests, fixtures); the daemon streams with {@link TcpTableParser}. */
 export function parseTcpTable(bytes: Buffer): TableParse {

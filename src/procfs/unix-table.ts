@@ -1,5 +1,5 @@
 // Pure parser for /proc/net/unix: bytes in, the paths of listening stream sockets (`@name` for abstract ones), or why the table is unreadable, out.
-import { COLON, HEX_VALUE, NEWLINE, SPACE, TAB } from "./table-bytes.js";
+import { COLON, HEX_VALUE, NEWLINE, SPACE, hexAt, isBlankOrEnd, skipBlanks } from "./table-bytes.js";
 
 /** Outcome of parsing the unix socket table. */
 export type UnixTableParse =
@@ -152,24 +152,8 @@ function listeningPathAt(bytes: Buffer, start: number, end: number): number {
   return listening && pathAt >= 0 ? pathAt : NOT_LISTENING;
 }
 
-function skipBlanks(bytes: Buffer, index: number, end: number): number {
-  while (index < end && (bytes[index] === SPACE || bytes[index] === TAB)) index++;
-  return index;
-}
 
-function isBlankOrEnd(bytes: Buffer, index: number, end: number): boolean {
-  return index === end || bytes[index] === SPACE || bytes[index] === TAB;
-}
 
-function hexAt(bytes: Buffer, index: number, digits: number): number {
-  let value = 0;
-  for (let offset = 0; offset < digits; offset++) {
-    const digit = HEX_VALUE[bytes[index + offset]!]!;
-    if (digit < 0) return -1;
-    value = value * 16 + digit;
-  }
-  return value;
-}
 
 /** Parses a whole table held in memory (tests, fixtures). */
 export function parseUnixTable(bytes: Buffer): UnixTableParse {
