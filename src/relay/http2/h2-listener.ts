@@ -12,6 +12,7 @@ import { H2Request } from "./h2-request.js";
 import { scheduleConnectionAge } from "../connection-age.js";
 import { authorityIsValid } from "../../http/authority.js";
 import { LocalBodyReads } from "./local-body-reads.js";
+import { AdvanceBudget } from "../../h2-codec/advance-budget.js";
 
 /** The client connection preface (RFC 9113 §3.4): what llhttp stopped at, given back to the codec. */
 export const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -28,6 +29,16 @@ const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
 /** CONTRACT §13: 100 streams at once (beyond, REFUSED_STREAM), a 16 KiB header list as for HTTP/1.1. */
 const MAX_CONCURRENT_STREAMS = 100;
 const MAX_HEADER_LIST_BYTES = 16 * 1024;
+/**
+ * What clients' uploads may make us hold, over every client connection, on connection credit
+ * given back as the DATA arrives: a client whose uploads the app does not read (or which wait in
+ * the --max-concurrency queue) holds each stream's 64 KiB and never the 1 MiB connection window
+ * its other streams need (64 such streams at once before credit waits for the reader again). One
+ * bound for all clients, not one per connection, so a thousand clients add no more than one; half
+ * the h2c pool's 8 MiB, because the listener's octets usually wait in the pool's windows too: the
+ * two together add at most 12 MiB to what the windows alone allow, inside a 64 MiB memory limit.
+ */
+const ADVANCE_LIMIT = 4 * 1024 * 1024;
 const clock = performance.now.bind(performance);
 
 interface ConnectionState extends IdleMember {
@@ -50,6 +61,8 @@ export class H2Listener {
   readonly #reportFault = (error: unknown): void => this.#parts.context.reportFault(error);
   /** Bodies read for a local answer: given the head timeout, as a request's head is. */
   readonly #bodyReads: LocalBodyReads;
+  /** Shared by every client connection, so many clients together stay inside it. */
+  readonly #advance = new AdvanceBudget(ADVANCE_LIMIT);
   #closing = false;
   #now = 0;
 
@@ -70,7 +83,7 @@ export class H2Listener {
     const remoteAddress = socket.remoteAddress;
     let state: ConnectionState | undefined;
     const handler = this.#handler(remoteAddress, () => state!);
-    const connection = connectionOnSocket(socket, handler, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES }, ignore);
+    const connection = connectionOnSocket(socket, handler, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES, advanceBudget: this.#advance }, ignore);
     const age = this.#parts.context.connectionAge;
     state = {
       connection,
