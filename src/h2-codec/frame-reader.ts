@@ -60,7 +60,8 @@ export class FrameReader {
   maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
   private state: number;
   private have = 0;
-  private readonly head = Buffer.alloc(FRAME_HEADER_SIZE);
+  /** A frame header that spans socket reads is joined here: taken at the first such header, let go while idle. */
+  private head = NO_ROOM;
   /** Frames that span socket reads are joined here; taken at the first such frame, let go while idle (releaseIdle). */
   private scratch = NO_ROOM;
   private length = 0;
@@ -124,6 +125,7 @@ export class FrameReader {
             pos += FRAME_HEADER_SIZE;
           } else {
             const n = Math.min(FRAME_HEADER_SIZE - this.have, end - pos);
+            if (this.head === NO_ROOM) this.head = Buffer.alloc(FRAME_HEADER_SIZE);
             chunk.copy(this.head, this.have, pos, pos + n);
             pos += n;
             this.have += n;
@@ -277,9 +279,10 @@ export class FrameReader {
     }
   }
 
-  /** Between frames, with no header block under way: the scratch and block buffers are let go, so an idle connection holds none. */
+  /** Between frames, with no header block under way: the header, scratch and block buffers are let go, so an idle connection holds none. */
   releaseIdle(): void {
     if (this.state !== HEADER || this.have !== 0 || this.inBlock) return;
+    this.head = NO_ROOM;
     this.scratch = NO_ROOM;
     this.block = NO_ROOM;
   }

@@ -2,7 +2,7 @@
 import { CodecError, H2_ERROR } from "./codec-error.js";
 import type { H2ConnectionHandler, H2ConnectionOptions } from "./connection-handler.js";
 import { ConnectionOutput, type H2Transport } from "./connection-output.js";
-import { FloodBudget, GLITCH_BUDGET, RAPID_RESET_BUDGET } from "./flood-budget.js";
+import { FloodBudget, GLITCH_BUDGET, type MonotonicClock, RAPID_RESET_BUDGET } from "./flood-budget.js";
 import { FrameReader, type FrameVisitor } from "./frame-reader.js";
 import { DEFAULT_WINDOW, MAX_WINDOW, SETTING } from "./frame-types.js";
 import { H2Stream } from "./h2-stream.js";
@@ -35,8 +35,10 @@ export class H2Connection implements FrameVisitor {
   readonly #facts = new MessageFacts();
   readonly #fields: string[] = [];
   readonly #ids: StreamIds;
-  readonly #resets: FloodBudget;
-  readonly #glitches: FloodBudget;
+  /** Made at the peer's first reset or glitch: an honest connection never spends one, and a full bucket made late is the same as one made at the start. */
+  #resets: FloodBudget | undefined;
+  #glitches: FloodBudget | undefined;
+  readonly #clock: MonotonicClock;
   readonly #maxConcurrent: number;
   readonly #maxHeaderFields: number;
   readonly #windows: ReceiveWindows;
@@ -61,8 +63,7 @@ export class H2Connection implements FrameVisitor {
     const maxHeaderListSize = options.maxHeaderListSize ?? 16 * 1024;
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
     this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, MAX_HEADER_BLOCK) });
-    this.#resets = new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, options.clock);
-    this.#glitches = new FloodBudget(GLITCH_BUDGET.burst, GLITCH_BUDGET.perSecond, options.clock);
+    this.#clock = options.clock;
     const settings: [number, number][] = [
       [SETTING.ENABLE_PUSH, 0],
       [SETTING.MAX_HEADER_LIST_SIZE, maxHeaderListSize],
@@ -87,14 +88,18 @@ export class H2Connection implements FrameVisitor {
 
   /**
    * The connection carries nothing now (no stream, nothing unwritten): its read and write
-   * buffers are let go until bytes come again. The HPACK tables stay (the peer's next block
-   * refers to them); they are kept small by the table size we allow.
+   * buffers, its stream table and its decoded-field list are let go until bytes come again. The
+   * HPACK tables stay (the peer's next block refers to them); they are kept small by the table
+   * size we allow.
    */
   releaseIdleBuffers(): void {
     if (this.#closed || this.#table.streams.size > 0) return;
     this.#reader.releaseIdle();
     this.#decoder.releaseIdle();
     this.#out.writer.releaseIdle();
+    this.#table.streams.release();
+    // The list every header block is decoded into: its elements go until the next block.
+    this.#fields.length = 0;
   }
 
   /** A header block begun and not finished (the head deadline's business). */
@@ -269,7 +274,7 @@ export class H2Connection implements FrameVisitor {
     const stream = this.#table.streams.get(streamId);
     if (stream === undefined) return this.#ids.checkNotIdle(streamId);
     // Rapid reset (CVE-2023-44487): every stream the peer cancels costs it a token.
-    if (!this.#resets.spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many streams reset by the peer");
+    if (!(this.#resets ??= new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, this.#clock)).spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many streams reset by the peer");
     this.#table.resetForUser(stream, errorCode, true);
   }
 
@@ -395,7 +400,7 @@ export class H2Connection implements FrameVisitor {
   }
 
   #glitch(): void {
-    if (!this.#glitches.spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many protocol glitches");
+    if (!(this.#glitches ??= new FloodBudget(GLITCH_BUDGET.burst, GLITCH_BUDGET.perSecond, this.#clock)).spend()) throw new CodecError("ENHANCE_YOUR_CALM", "too many protocol glitches");
   }
 
   #bodyLengthMatches(stream: H2Stream): boolean {

@@ -3,25 +3,23 @@
 /** How many ids are kept: a frame for a stream closed longer ago than this many closes is judged without it. */
 const CAPACITY = 1024;
 
-/** The ring's first size: a connection that carried a few streams keeps a few ids, not 4 KB (two rings per connection). */
-const FIRST_SIZE = 8;
-
-/** The last {@link CAPACITY} ids added, in a ring that grows to that size as ids come; lookups scan it, so only paths for frames on unknown streams use it. */
+/**
+ * The last {@link CAPACITY} ids added: pushed until there are that many, then a ring. A plain
+ * array of small integers, not an Int32Array: a connection that carried a few streams keeps one
+ * small array (a typed array and its buffer were about 200 bytes of heap each, two per connection).
+ * Lookups scan it, so only paths for frames on unknown streams use it.
+ */
 export class RecentStreamIds {
-  private ids = new Int32Array(0);
+  private readonly ids: number[] = [];
   private next = 0;
 
   add(streamId: number): void {
-    if (this.next === this.ids.length) {
-      if (this.ids.length < CAPACITY) {
-        const grown = new Int32Array(Math.min(CAPACITY, Math.max(FIRST_SIZE, this.ids.length * 2)));
-        grown.set(this.ids);
-        this.ids = grown;
-      } else {
-        this.next = 0;
-      }
+    if (this.ids.length < CAPACITY) {
+      this.ids.push(streamId);
+      return;
     }
-    this.ids[this.next++] = streamId;
+    this.ids[this.next] = streamId;
+    this.next = (this.next + 1) % CAPACITY;
   }
 
   has(streamId: number): boolean {

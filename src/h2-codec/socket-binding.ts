@@ -13,6 +13,12 @@ export function connectionOnSocket(socket: Socket, handler: H2ConnectionHandler,
   socket.on("error", onSocketError);
   socket.on("close", () => connection.transportClosed());
   // After our FIN (a GOAWAY, or the last stream after one), a peer that never closes its side is not waited for.
-  socket.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref());
+  // One function for every socket and `on`, not `once` (a socket finishes once): `once` wraps its
+  // listener in a closure per connection, and an idle connection's heap is mostly such objects.
+  socket.on("finish", lingerThenDestroy);
   return connection;
+}
+
+function lingerThenDestroy(this: Socket): void {
+  setTimeout(() => this.destroy(), LINGER_MS).unref();
 }

@@ -1,7 +1,14 @@
 // The open streams of one connection keyed by stream id, in flat arrays that allocate only when the table grows: a Map churned per stream allocates its rehashed tables in V8's old space.
 
-/** Slots at first; doubled whenever the table would be more than half full, never shrunk. */
+/** Slots at the first set; doubled whenever the table would be more than half full, never shrunk. */
 const INITIAL_CAPACITY = 16;
+
+/**
+ * Every map's one slot before its first set, shared and never written (a set always grows first):
+ * a connection that has had no stream, or the listener's idle ones made before it, holds no table.
+ */
+const NO_IDS = new Int32Array(1);
+const NO_VALUES: undefined[] = [undefined];
 
 /**
  * A map from stream id (1 to 2^31-1) to a value, by open addressing with linear probing and
@@ -21,9 +28,9 @@ const INITIAL_CAPACITY = 16;
  */
 export class StreamIdMap<V> {
   /** 0: an empty slot (0 is never a stream's id). */
-  #ids = new Int32Array(INITIAL_CAPACITY);
-  #values: (V | undefined)[] = new Array<V | undefined>(INITIAL_CAPACITY).fill(undefined);
-  #mask = INITIAL_CAPACITY - 1;
+  #ids = NO_IDS;
+  #values: (V | undefined)[] = NO_VALUES;
+  #mask = 0;
   #size = 0;
 
   get size(): number {
@@ -33,6 +40,14 @@ export class StreamIdMap<V> {
   /** Slots now: grows with the high-water mark of open streams, never with churn. */
   get capacity(): number {
     return this.#ids.length;
+  }
+
+  /** Empty: gives its table back (a connection gone idle); the next set grows a new one. */
+  release(): void {
+    if (this.#size > 0) return;
+    this.#ids = NO_IDS;
+    this.#values = NO_VALUES;
+    this.#mask = 0;
   }
 
   get(id: number): V | undefined {
@@ -115,7 +130,7 @@ export class StreamIdMap<V> {
   #grow(): void {
     const ids = this.#ids;
     const values = this.#values;
-    const capacity = ids.length * 2;
+    const capacity = Math.max(INITIAL_CAPACITY, ids.length * 2);
     this.#ids = new Int32Array(capacity);
     this.#values = new Array<V | undefined>(capacity).fill(undefined);
     this.#mask = capacity - 1;

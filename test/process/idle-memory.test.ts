@@ -14,10 +14,10 @@ const CONNECTIONS = 2_000;
 const BATCH = 100;
 /**
  * KiB of RssAnon per idle connection, with a margin over what this test read on a loaded machine
- * (HTTP/1.1 4.2, h2c 8.6; before, 9.0 and 27.6: each HTTP/1.1 connection held its parser until a
+ * (HTTP/1.1 3.5-4.2, h2c 6.9 since the lazy codec state, 8.6 before it; before, 9.0 and 27.6: each HTTP/1.1 connection held its parser until a
  * quiet sweep, each h2 one its 64 KB output buffer). The goal is 4 and 8.
  */
-const LIMIT_KIB = { http1: 7, h2c: 13 };
+const LIMIT_KIB = { http1: 7, h2c: 10 };
 /** RssAnon is read this often while the proxy's sweep parks what the exchanges lent, for at most SETTLE_MS. */
 const SAMPLE_MS = 250;
 const SETTLE_MS = 6_000;

@@ -41,14 +41,85 @@ const MAX_HEADER_LIST_BYTES = 16 * 1024;
 const ADVANCE_LIMIT = 4 * 1024 * 1024;
 const clock = performance.now.bind(performance);
 
-interface ConnectionState extends IdleMember {
+/**
+ * One client connection: its codec, its idle and head clocks, and what its codec tells it. A
+ * class, its handler methods on the prototype: an object of closures per connection was about
+ * 1 KiB of an idle h2c connection's heap (a dozen closures, their contexts, a copied handler).
+ */
+class ConnectionState implements IdleMember, H2ConnectionHandler {
   readonly connection: H2Connection;
-  readonly socket: Socket;
   /** When its last stream ended (0: it has streams). */
   idleSince: number;
   /** When the sweep first saw a header block begun and not finished (0: none). */
-  headSince: number;
-  readonly cancelAge: () => void;
+  headSince = 0;
+  cancelAge: () => void = ignore;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly listener: H2Listener,
+    private readonly remoteAddress: string | undefined,
+    now: number,
+  ) {
+    this.idleSince = now;
+    this.connection = connectionOnSocket(socket, this, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES, advanceBudget: listener.advanceBudget }, ignore);
+  }
+
+  get idleKeepAlive(): boolean {
+    const { connection } = this;
+    return connection.openStreams === 0 && !connection.headerBlockPending && !connection.closed;
+  }
+
+  /** GOAWAY NO_ERROR naming the last stream processed; with none open the close follows. */
+  shedIdle(): void {
+    this.connection.shutdown();
+  }
+
+  onHead(stream: H2Stream, fields: string[], _neverIndexed: readonly number[], endStream: boolean): void {
+    this.idleSince = 0;
+    this.listener.requestArrived(this.connection, stream, fields, endStream, this.remoteAddress);
+  }
+
+  onOversizedHead(stream: H2Stream): void {
+    this.idleSince = 0;
+    // As HTTP/1.1 answers a head too large: 431, and nothing is forwarded.
+    this.connection.respond(stream, [":status", "431", "content-length", "0"], true);
+  }
+
+  onData(stream: H2Stream, data: Buffer, endStream: boolean): void {
+    PORT_EVENTS.onData(stream, data, endStream);
+  }
+
+  onTrailers(stream: H2Stream, fields: string[]): void {
+    PORT_EVENTS.onTrailers(stream, fields);
+  }
+
+  onWritable(stream: H2Stream): void {
+    PORT_EVENTS.onWritable(stream);
+  }
+
+  onReset(stream: H2Stream, code: number): void {
+    (stream.user as ClientStream | undefined)?.wasReset(code);
+    this.#streamEnded();
+  }
+
+  onStreamEnd(stream: H2Stream): void {
+    (stream.user as ClientStream | undefined)?.completed();
+    this.#streamEnded();
+  }
+
+  onGoaway(): void {}
+
+  onClose(): void {
+    this.socket.end();
+  }
+
+  onFault(error: unknown): void {
+    this.listener.reportFault(error);
+  }
+
+  #streamEnded(): void {
+    if (this.connection.openStreams === 0) this.listener.becameIdle(this);
+  }
 }
 
 /** Owns every HTTP/2 client connection; the relay server forwards its drain and sweep here. */
@@ -62,7 +133,7 @@ export class H2Listener {
   /** Bodies read for a local answer: given the head timeout, as a request's head is. */
   readonly #bodyReads: LocalBodyReads;
   /** Shared by every client connection, so many clients together stay inside it. */
-  readonly #advance = new AdvanceBudget(ADVANCE_LIMIT);
+  readonly advanceBudget = new AdvanceBudget(ADVANCE_LIMIT);
   #closing = false;
   #now = 0;
 
@@ -80,28 +151,16 @@ export class H2Listener {
   /** Takes a socket whose first bytes were the preface; `rest` came after it in the same read. */
   accept(socket: Socket, rest: Buffer, now: number): void {
     this.#now = now;
-    const remoteAddress = socket.remoteAddress;
-    let state: ConnectionState | undefined;
-    const handler = this.#handler(remoteAddress, () => state!);
-    const connection = connectionOnSocket(socket, handler, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES, advanceBudget: this.#advance }, ignore);
+    const state = new ConnectionState(socket, this, socket.remoteAddress, now);
+    const { connection } = state;
     const age = this.#parts.context.connectionAge;
-    state = {
-      connection,
-      socket,
-      idleSince: now,
-      headSince: 0,
-      cancelAge: age === undefined ? ignore : scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(state!, age.graceMs)),
-      get idleKeepAlive(): boolean {
-        return connection.openStreams === 0 && !connection.headerBlockPending && !connection.closed;
-      },
-      // GOAWAY NO_ERROR naming the last stream processed; with none open the close follows.
-      shedIdle: () => connection.shutdown(),
-    };
+    if (age !== undefined) state.cancelAge = scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(state, age.graceMs));
     this.#connections.add(state);
-    socket.once("close", () => {
-      state!.cancelAge();
-      this.#connections.delete(state!);
-      this.#limit?.forget(state!);
+    // `on`: a socket closes once, and `once` would wrap the listener in one more closure per connection.
+    socket.on("close", () => {
+      state.cancelAge();
+      this.#connections.delete(state);
+      this.#limit?.forget(state);
     });
     this.#limit?.opened(state);
     connection.receive(rest.length === 0 ? H2_PREFACE : Buffer.concat([H2_PREFACE, rest]));
@@ -110,40 +169,18 @@ export class H2Listener {
     if (this.#closing) connection.shutdown();
   }
 
-  #handler(remoteAddress: string | undefined, state: () => ConnectionState): H2ConnectionHandler {
-    const streamEnded = (): void => {
-      const current = state();
-      if (current.connection.openStreams === 0) {
-        current.idleSince = this.#now;
-        this.#limit?.becameIdle(current);
-      }
-    };
-    return {
-      ...PORT_EVENTS,
-      onHead: (stream, fields, _neverIndexed, endStream) => {
-        state().idleSince = 0;
-        this.#onRequest(state().connection, stream, fields, endStream, remoteAddress);
-      },
-      onOversizedHead: (stream) => {
-        state().idleSince = 0;
-        // As HTTP/1.1 answers a head too large: 431, and nothing is forwarded.
-        state().connection.respond(stream, [":status", "431", "content-length", "0"], true);
-      },
-      onReset: (stream, code) => {
-        (stream.user as ClientStream | undefined)?.wasReset(code);
-        streamEnded();
-      },
-      onStreamEnd: (stream) => {
-        (stream.user as ClientStream | undefined)?.completed();
-        streamEnded();
-      },
-      onGoaway: ignore,
-      onClose: () => state().socket.end(),
-      onFault: this.#reportFault,
-    };
+  /** Its connection's last stream ended: idle from now, for the sweep and the shedding order. */
+  becameIdle(state: ConnectionState): void {
+    state.idleSince = this.#now;
+    this.#limit?.becameIdle(state);
   }
 
-  #onRequest(connection: H2Connection, stream: H2Stream, fields: string[], endStream: boolean, remoteAddress: string | undefined): void {
+  /** A connection's fault, reported (the one report every connection and stream port shares). */
+  reportFault(error: unknown): void {
+    this.#reportFault(error);
+  }
+
+  requestArrived(connection: H2Connection, stream: H2Stream, fields: string[], endStream: boolean, remoteAddress: string | undefined): void {
     // Copied: the connection decodes every block into the same list.
     const request = new H2Request(fields.slice(), endStream);
     if (!METHOD_TOKEN.test(request.method) || !VISIBLE_ASCII.test(request.url) || (request.authority !== undefined && !authorityIsValid(request.authority))) {
