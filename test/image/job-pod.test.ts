@@ -1,0 +1,89 @@
+// docs/kubernetes.md's Jobs (Istio, Linkerd) under podman kube play: the app ends on its own, --app-exit-notify reaches a stand-in mesh agent that then exits, and the pod completes with the app's code.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import t from "tap";
+import { buildAppImages } from "./app-images.js";
+import { AGENT_SEEN, docsJobs, playableJob } from "./job-manifests.js";
+import { messages, podmanUnavailable, startPodman, waitFor } from "./podman.js";
+
+const unavailable = podmanUnavailable({ kubePlay: true, busybox: true });
+// Podman on vfs storage is slow on a busy 2-core machine; every wait inside is bounded on its own.
+t.setTimeout(300_000);
+if (unavailable) t.comment(`skipping the Job pod tests: ${unavailable}`);
+
+t.test("docs/kubernetes.md has a Job for Istio and one for Linkerd", async (t) => {
+  const jobs = docsJobs();
+  const notify = jobs.map((job) => job.spec.template.spec.containers[0].args.find((arg: string) => arg.startsWith("--app-exit-notify=")));
+  t.same(notify, ["--app-exit-notify=http://127.0.0.1:15020/quitquitquit", "--app-exit-notify=http://127.0.0.1:4191/shutdown"]);
+  for (const job of jobs) {
+    const container = job.spec.template.spec.containers[0];
+    const port = new URL(container.args.find((arg: string) => arg.startsWith("--app-exit-notify=")).slice("--app-exit-notify=".length)).port;
+    t.ok(container.args.includes(`--readiness-required-listener=${port}`) && container.args.some((arg: string) => arg.startsWith("--app-start-wait=")), `the app starts once ${port} listens`);
+    t.ok(container.args.includes("--exit-zero-on-stop"));
+    t.same(container.livenessProbe.httpGet, { path: "/app-health", port: "http" }, "liveness on /app-health");
+    t.ok(container.args.some((arg: string) => arg.startsWith("--app-health-path=")), "with the app's health path");
+    t.equal(job.spec.template.spec.restartPolicy, "Never");
+  }
+});
+
+t.test("a Job's pod under podman kube play completes", { skip: unavailable }, async (t) => {
+  const podman = startPodman(t);
+  const images = await buildAppImages(t, podman);
+  // Istio's Job succeeds (the app exits 0), Linkerd's fails (3): the pod completes either way, with the app's code.
+  const jobs = docsJobs().map((job, index) => playableJob(job, images, index === 0 ? 0 : 3));
+
+  for (const job of jobs) {
+    t.test(`${job.mesh}: the app exits ${job.appExitCode} on its own, the agent is told and exits, the pod completes`, async (t) => {
+      for (const change of job.changes) t.comment(`changed for podman here: ${change}`);
+      // A network namespace of its own: the agent's fixed port is this pod's alone.
+      const namespace = `rp-job-${process.pid}-${job.mesh}`;
+      t.equal(spawnSync("ip", ["netns", "add", namespace]).status, 0, "netns created");
+      t.teardown(() => void spawnSync("ip", ["netns", "del", namespace]));
+      spawnSync("ip", ["-n", namespace, "link", "set", "lo", "up"]);
+      const inside = { wrapper: ["nsenter", `--net=/run/netns/${namespace}`] };
+
+      const dir = mkdtempSync(join(tmpdir(), "rp-job-"));
+      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+      const yamlFile = join(dir, `${job.mesh}-job.yaml`);
+      writeFileSync(yamlFile, job.yaml);
+      const played = await podman.must(["kube", "play", "--network", "host", yamlFile], inside);
+      const podId = /^Pod:\n(\w+)/m.exec(played)?.[1] ?? "none";
+      t.teardown(() => podman.run(["kube", "down", yamlFile], inside).then(() => undefined));
+
+      // The pod completes when both containers have exited: asked until then, bounded.
+      const states = await waitFor("both containers exited", 120_000, async () => {
+        const state = await Promise.all([job.appContainer, job.agentContainer].map((name) => podman.must(["inspect", "--format", "{{.State.Status}}", name])));
+        return state.every((status) => status === "exited") ? state : undefined;
+      }).catch(async (error: Error) => {
+        const logs = await Promise.all([job.appContainer, job.agentContainer].map((name) => podman.run(["logs", name])));
+        throw new Error(`${error.message}\n${logs.map((log) => log.stdout + log.stderr).join("\n---\n")}`);
+      });
+      t.same(states, ["exited", "exited"]);
+      t.equal(await podman.exitCode(job.appContainer), job.appExitCode, "the app's container exits with the app's own code");
+      t.equal(await podman.exitCode(job.agentContainer), 0, "the agent exited on the notify");
+      for (const name of [job.appContainer, job.agentContainer]) {
+        t.equal(await podman.must(["inspect", "--format", "{{.RestartCount}}", name]), "0", `${name}: never restarted (restartPolicy Never)`);
+      }
+      const pod = await waitFor("the pod's state once its containers exited", 30_000, async () => {
+        const state = await podman.must(["pod", "inspect", "--format", "{{.State}}", podId]);
+        return state === "Exited" ? state : undefined;
+      });
+      t.equal(pod, "Exited", "the pod completed: no container left running");
+
+      const { records } = await podman.logs(job.appContainer);
+      const msgs = messages(records);
+      t.match(records.find((record) => record.msg === "app exited"), { code: job.appExitCode });
+      t.same(records.find((record) => record.msg === "app exit notified")?.notified, [{ url: job.notifyUrl.href, status: 200 }], "one POST, answered 200");
+      const order = ["app started", "app exited", "app exit notified", "stopped"].map((msg) => msgs.indexOf(msg));
+      t.ok(order.every((index, i) => index >= 0 && (i === 0 || index > order[i - 1]!)), `app started < app exited < app exit notified < stopped: ${order.join(" < ")}`);
+      t.match((await podman.run(["logs", job.appContainer])).stdout, /^report written$/m, "the app did its work");
+
+      const agentLog = await podman.run(["logs", job.agentContainer]);
+      const seen = `${agentLog.stdout}${agentLog.stderr}`.split("\n").filter((line) => line.startsWith(AGENT_SEEN)).map((line) => line.slice(AGENT_SEEN.length + 1));
+      t.equal(seen[0], `POST ${job.notifyUrl.pathname} HTTP/1.1`, "the agent got the POST at its shutdown path");
+      t.ok(seen.some((line) => /^content-length: 0$/i.test(line)), `an empty body: ${seen.join(" | ")}`);
+    });
+  }
+});
