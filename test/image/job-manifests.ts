@@ -1,11 +1,8 @@
 // The Jobs of docs/kubernetes.md ("A Job behind a mesh") as pods podman 4.3's kube play runs: the Job's pod template, our images, an app that ends on its own, and a stand-in for the mesh's agent.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { parse, stringify } from "yaml";
+import { stringify } from "yaml";
+import { kubernetesMdJobs } from "../docs/manifests.js";
 import type { AppImages } from "./app-images.js";
 import type { Container } from "./kube-manifests.js";
-
-const KUBERNETES_MD = join(import.meta.dirname, "../../docs/kubernetes.md");
 
 /** A Job's pod as played: its YAML and what the test asserts about it. */
 export interface PlayableJob {
@@ -25,12 +22,8 @@ export interface PlayableJob {
   readonly changes: string[];
 }
 
-/** Every ```yaml block of the docs' Job section whose kind is Job. */
-export function docsJobs(): Array<Record<string, any>> {
-  const text = readFileSync(KUBERNETES_MD, "utf8");
-  const section = text.slice(text.indexOf("\n## A Job behind a mesh\n"), text.indexOf("\n## ", text.indexOf("\n## A Job behind a mesh\n") + 1));
-  return [...section.matchAll(/^```yaml\n([\s\S]*?)\n```/gm)].map((match) => parse(match[1]!) as Record<string, any>).filter((doc) => doc.kind === "Job");
-}
+/** The docs' Jobs, in order (Istio's, then Linkerd's). */
+export const docsJobs = () => kubernetesMdJobs().map(({ object }) => object);
 
 /** The line the stand-in agent writes to stderr for each request line and header it reads. */
 export const AGENT_SEEN = "agent got:";
