@@ -1,9 +1,10 @@
 // docs/kubernetes.md's Jobs (Istio, Linkerd) under podman kube play: the app ends on its own, --app-exit-notify reaches a stand-in mesh agent that then exits, and the pod completes with the app's code.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
+import { parse } from "yaml";
 import { buildAppImages } from "./app-images.js";
 import { AGENT_SEEN, docsJobs, playableJob } from "./job-manifests.js";
 import { messages, podmanUnavailable, startPodman, waitFor } from "./podman.js";
@@ -26,6 +27,15 @@ t.test("docs/kubernetes.md has a Job for Istio and one for Linkerd", async (t) =
     t.ok(container.args.some((arg: string) => arg.startsWith("--app-health-path=")), "with the app's health path");
     t.equal(job.spec.template.spec.restartPolicy, "Never");
   }
+  // README's "Jobs and mesh sidecars" gives each Job's args and probe: the same as the Jobs here.
+  const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("\n## Jobs and mesh sidecars\n"), readme.indexOf("\n## Image\n"));
+  const snippets = [...section.matchAll(/^( *)```yaml\n([\s\S]*?)\n *```/gm)].map((match) => parse(match[2]!.split("\n").map((line) => line.slice(match[1]!.length)).join("\n")) as { args: string[]; livenessProbe: unknown });
+  t.same(
+    snippets.map(({ args, livenessProbe }) => ({ args, livenessProbe })),
+    jobs.map((job) => ({ args: job.spec.template.spec.containers[0].args, livenessProbe: { httpGet: job.spec.template.spec.containers[0].livenessProbe.httpGet } })),
+    "README.md's Job args and liveness probe are docs/kubernetes.md's",
+  );
 });
 
 t.test("a Job's pod under podman kube play completes", { skip: unavailable }, async (t) => {
