@@ -16,8 +16,8 @@ export interface PlayableJob {
   readonly agentContainer: string;
   /** The --app-exit-notify URL, where the stand-in listens. */
   readonly notifyUrl: URL;
-  /** What the app's command exits with. */
-  readonly appExitCode: number;
+  /** A name for this play: the mesh and what the app does. */
+  readonly name: string;
   /** What was changed, for the test's comments. */
   readonly changes: string[];
 }
@@ -46,12 +46,11 @@ function agentCommand(port: string): string[] {
  * The Job's pod template as a Pod, as kube play runs it here:
  * - no `ports` (podman 4.3 refuses port mappings with the host network);
  * - the app image: the one docs/deploy/app-entrypoint.Dockerfile builds (tini and readiness-proxy
- *   over the busybox stand-in), its app after `--` a shell that does its work (a line on stdout)
- *   and exits with `appExitCode` on its own;
+ *   over the busybox stand-in), its app after `--` the test's `work` (a busybox command);
  * - a second container standing in for the mesh's injected agent, on the notify URL's port.
  * restartPolicy Never, the security context and the proxy's flags are the docs' own.
  */
-export function playableJob(job: Record<string, any>, images: AppImages, appExitCode: number): PlayableJob {
+export function playableJob(job: Record<string, any>, images: AppImages, play: { readonly name: string; readonly work: readonly string[] }): PlayableJob {
   const changes: string[] = ["the Job's pod template played as a Pod (kube play takes no Job)"];
   const template = job.spec.template as { metadata?: Record<string, unknown>; spec: Record<string, any> };
   const spec = structuredClone(template.spec);
@@ -64,7 +63,7 @@ export function playableJob(job: Record<string, any>, images: AppImages, appExit
   if (notify.length !== 1) throw new Error(`expected one --app-exit-notify, got ${notify.length}`);
   const notifyUrl = notify[0]!;
   const mesh = notifyUrl.port === "15020" ? "istio" : notifyUrl.port === "4191" ? "linkerd" : `port-${notifyUrl.port}`;
-  const work = ["busybox", "sh", "-c", `echo "report written"; exit ${appExitCode}`];
+  const work = [...play.work];
   changes.push(`${app.name}: image ${app.image} built from app-entrypoint.Dockerfile, app "${args.slice(args.indexOf("--") + 1).join(" ")}" -> "${work.join(" ")}"`);
   app.image = images.appEntrypoint;
   app.args = [...args.slice(0, args.indexOf("--") + 1), ...work];
@@ -76,7 +75,7 @@ export function playableJob(job: Record<string, any>, images: AppImages, appExit
   const agent: Container = { name: agentContainer, image: images.standIn, command: agentCommand(notifyUrl.port) };
   changes.push(`${agentContainer}: a busybox stand-in for the injected agent, answering one request on ${notifyUrl.port} and exiting`);
   spec.containers = [app, agent];
-  const name = `${job.metadata.name}-${mesh}`;
+  const name = `${job.metadata.name}-${play.name}`;
   const pod = { apiVersion: "v1", kind: "Pod", metadata: { ...template.metadata, name }, spec };
-  return { mesh, yaml: stringify(pod), appContainer: `${name}-${app.name}`, agentContainer: `${name}-${agentContainer}`, notifyUrl, appExitCode, changes };
+  return { mesh, yaml: stringify(pod), appContainer: `${name}-${app.name}`, agentContainer: `${name}-${agentContainer}`, notifyUrl, name, changes };
 }

@@ -3,10 +3,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import t from "tap";
+import t, { type Test } from "tap";
 import { parse } from "yaml";
 import { buildAppImages } from "./app-images.js";
-import { AGENT_SEEN, docsJobs, playableJob } from "./job-manifests.js";
+import { AGENT_SEEN, docsJobs, playableJob, type PlayableJob } from "./job-manifests.js";
 import { messages, podmanUnavailable, startPodman, waitFor } from "./podman.js";
 
 const unavailable = podmanUnavailable({ kubePlay: true, busybox: true });
@@ -38,53 +38,65 @@ t.test("docs/kubernetes.md has a Job for Istio and one for Linkerd", async (t) =
   );
 });
 
+/** The app of a Job that does its work (a line on stdout) and exits with `code` on its own. */
+const reportThenExit = (code: number) => ["busybox", "sh", "-c", `echo "report written"; exit ${code}`];
+
 t.test("a Job's pod under podman kube play completes", { skip: unavailable }, async (t) => {
   const podman = startPodman(t);
   const images = await buildAppImages(t, podman);
+  const jobs = docsJobs();
+  const [istio, linkerd] = [jobs[0]!, jobs[1]!];
+
+  /** Plays `job` in a network namespace of its own (the agent's fixed port is this pod's alone); kube down at the end. */
+  const play = async (t: Test, job: PlayableJob) => {
+    for (const change of job.changes) t.comment(`changed for podman here: ${change}`);
+    const namespace = `rp-job-${process.pid}-${job.name}`;
+    t.equal(spawnSync("ip", ["netns", "add", namespace]).status, 0, "netns created");
+    t.teardown(() => void spawnSync("ip", ["netns", "del", namespace]));
+    spawnSync("ip", ["-n", namespace, "link", "set", "lo", "up"]);
+    const inside = { wrapper: ["nsenter", `--net=/run/netns/${namespace}`] };
+    const dir = mkdtempSync(join(tmpdir(), "rp-job-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const yamlFile = join(dir, `${job.name}.yaml`);
+    writeFileSync(yamlFile, job.yaml);
+    const played = await podman.must(["kube", "play", "--network", "host", yamlFile], inside);
+    t.teardown(() => podman.run(["kube", "down", yamlFile], inside).then(() => undefined));
+    return /^Pod:\n(\w+)/m.exec(played)?.[1] ?? "none";
+  };
+
+  /** Both containers exited (asked until then, bounded), the pod with them; the logs on failure. */
+  const completes = async (t: Test, job: PlayableJob, podId: string) => {
+    const containers = [job.appContainer, job.agentContainer];
+    const states = await waitFor("both containers exited", 120_000, async () => {
+      const state = await Promise.all(containers.map((name) => podman.must(["inspect", "--format", "{{.State.Status}}", name])));
+      return state.every((status) => status === "exited") ? state : undefined;
+    }).catch(async (error: Error) => {
+      const logs = await Promise.all(containers.map((name) => podman.run(["logs", name])));
+      throw new Error(`${error.message}\n${logs.map((log) => log.stdout + log.stderr).join("\n---\n")}`);
+    });
+    t.same(states, ["exited", "exited"]);
+    for (const name of containers) t.equal(await podman.must(["inspect", "--format", "{{.RestartCount}}", name]), "0", `${name}: never restarted (restartPolicy Never)`);
+    const pod = await waitFor("the pod's state once its containers exited", 30_000, async () => {
+      const state = await podman.must(["pod", "inspect", "--format", "{{.State}}", podId]);
+      return state === "Exited" ? state : undefined;
+    });
+    t.equal(pod, "Exited", "the pod completed: no container left running");
+  };
+
   // Istio's Job succeeds (the app exits 0), Linkerd's fails (3): the pod completes either way, with the app's code.
-  const jobs = docsJobs().map((job, index) => playableJob(job, images, index === 0 ? 0 : 3));
-
-  for (const job of jobs) {
-    t.test(`${job.mesh}: the app exits ${job.appExitCode} on its own, the agent is told and exits, the pod completes`, async (t) => {
-      for (const change of job.changes) t.comment(`changed for podman here: ${change}`);
-      // A network namespace of its own: the agent's fixed port is this pod's alone.
-      const namespace = `rp-job-${process.pid}-${job.mesh}`;
-      t.equal(spawnSync("ip", ["netns", "add", namespace]).status, 0, "netns created");
-      t.teardown(() => void spawnSync("ip", ["netns", "del", namespace]));
-      spawnSync("ip", ["-n", namespace, "link", "set", "lo", "up"]);
-      const inside = { wrapper: ["nsenter", `--net=/run/netns/${namespace}`] };
-
-      const dir = mkdtempSync(join(tmpdir(), "rp-job-"));
-      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-      const yamlFile = join(dir, `${job.mesh}-job.yaml`);
-      writeFileSync(yamlFile, job.yaml);
-      const played = await podman.must(["kube", "play", "--network", "host", yamlFile], inside);
-      const podId = /^Pod:\n(\w+)/m.exec(played)?.[1] ?? "none";
-      t.teardown(() => podman.run(["kube", "down", yamlFile], inside).then(() => undefined));
-
-      // The pod completes when both containers have exited: asked until then, bounded.
-      const states = await waitFor("both containers exited", 120_000, async () => {
-        const state = await Promise.all([job.appContainer, job.agentContainer].map((name) => podman.must(["inspect", "--format", "{{.State.Status}}", name])));
-        return state.every((status) => status === "exited") ? state : undefined;
-      }).catch(async (error: Error) => {
-        const logs = await Promise.all([job.appContainer, job.agentContainer].map((name) => podman.run(["logs", name])));
-        throw new Error(`${error.message}\n${logs.map((log) => log.stdout + log.stderr).join("\n---\n")}`);
-      });
-      t.same(states, ["exited", "exited"]);
-      t.equal(await podman.exitCode(job.appContainer), job.appExitCode, "the app's container exits with the app's own code");
+  for (const [docsJob, code] of [
+    [istio, 0],
+    [linkerd, 3],
+  ] as const) {
+    const job = playableJob(docsJob, images, { name: `${docsJob === istio ? "istio" : "linkerd"}-exits-${code}`, work: reportThenExit(code) });
+    t.test(`${job.mesh}: the app exits ${code} on its own, the agent is told and exits, the pod completes`, async (t) => {
+      await completes(t, job, await play(t, job));
+      t.equal(await podman.exitCode(job.appContainer), code, "the app's container exits with the app's own code");
       t.equal(await podman.exitCode(job.agentContainer), 0, "the agent exited on the notify");
-      for (const name of [job.appContainer, job.agentContainer]) {
-        t.equal(await podman.must(["inspect", "--format", "{{.RestartCount}}", name]), "0", `${name}: never restarted (restartPolicy Never)`);
-      }
-      const pod = await waitFor("the pod's state once its containers exited", 30_000, async () => {
-        const state = await podman.must(["pod", "inspect", "--format", "{{.State}}", podId]);
-        return state === "Exited" ? state : undefined;
-      });
-      t.equal(pod, "Exited", "the pod completed: no container left running");
 
       const { records } = await podman.logs(job.appContainer);
       const msgs = messages(records);
-      t.match(records.find((record) => record.msg === "app exited"), { code: job.appExitCode });
+      t.match(records.find((record) => record.msg === "app exited"), { code });
       t.same(records.find((record) => record.msg === "app exit notified")?.notified, [{ url: job.notifyUrl.href, status: 200 }], "one POST, answered 200");
       const order = ["app started", "app exited", "app exit notified", "stopped"].map((msg) => msgs.indexOf(msg));
       t.ok(order.every((index, i) => index >= 0 && (i === 0 || index > order[i - 1]!)), `app started < app exited < app exit notified < stopped: ${order.join(" < ")}`);
@@ -96,4 +108,20 @@ t.test("a Job's pod under podman kube play completes", { skip: unavailable }, as
       t.ok(seen.some((line) => /^content-length: 0$/i.test(line)), `an empty body: ${seen.join(" | ")}`);
     });
   }
+
+  // A Job ended from outside (activeDeadlineSeconds, a deletion): the kubelet's SIGTERM; the app dies of it (143).
+  const stopped = playableJob(istio, images, { name: "istio-stopped", work: ["busybox", "sleep", "600"] });
+  t.test("istio: a Job stopped from outside: the app's SIGTERM (143) becomes exit 0 with --exit-zero-on-stop; the agent is not told", async (t) => {
+    const podId = await play(t, stopped);
+    await waitFor("the app started (past the start wait)", 60_000, async () => (messages((await podman.logs(stopped.appContainer)).records).includes("app started") ? true : undefined));
+    // The agent (nc, PID 1 of its container) sets no SIGTERM handler: it goes at the stop's SIGKILL, 5 s on.
+    const stop = await podman.run(["pod", "stop", "--time", "5", podId], { timeoutMs: 60_000 });
+    t.equal(stop.code, 0, "pod stopped");
+    await completes(t, stopped, podId);
+    t.equal(await podman.exitCode(stopped.appContainer), 0, "exit 0, not the app's 143: the Job's pod succeeds");
+    const { records } = await podman.logs(stopped.appContainer);
+    t.match(records.find((record) => record.msg === "draining"), { reason: "SIGTERM" });
+    t.match(records.find((record) => record.msg === "app exited"), { signal: "SIGTERM" }, "the app's own end stays in its line");
+    t.notOk(messages(records).includes("app exit notified"), "an app we stopped is not notified for");
+  });
 });
