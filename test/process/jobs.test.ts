@@ -1,7 +1,9 @@
 // A Job's end against the built binary (CONTRACT §17): POST /quitquitquit and `readiness-proxy stop`, --exit-zero-on-stop, --app-exit-notify, and the log level changed at run time.
+import { readFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import { createServer as createNetServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import t, { type Test } from "tap";
 import { send } from "../helpers/http-client.js";
 import { BINARY, BUILT_ARTIFACTS, runToExit, spawnDaemon, type SpawnedDaemon } from "../helpers/spawn-daemon.js";
@@ -144,6 +146,9 @@ t.test("an app that exits on its own: every --app-exit-notify URL gets one empty
     { url: refused, status: "error", reason: "connection refused" },
     { url: linkerd.url, status: 503 },
   ]);
+  const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+  const example = JSON.parse(/^ *(\{"level":30,.*"msg":"app exit notified"\})$/m.exec(readme)?.[1] ?? "{}") as Record<string, unknown>;
+  t.same(Object.keys(example), Object.keys(line ?? {}), "README's example line has the real line's fields, in its order");
   t.ok(indexOf(daemon, "app exited") < indexOf(daemon, "app exit notified"), "after the app's end");
   t.ok(indexOf(daemon, "app exit notified") < indexOf(daemon, "stopped"), "before the exit");
 });
