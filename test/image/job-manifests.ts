@@ -14,6 +14,8 @@ export interface PlayableJob {
   readonly appContainer: string;
   /** The stand-in mesh agent's container. */
   readonly agentContainer: string;
+  /** The proxy's --listen port (the docs' default, 8080), where the liveness probe asks /app-health. */
+  readonly listenPort: number;
   /** The --app-exit-notify URL, where the stand-in listens. */
   readonly notifyUrl: URL;
   /** A name for this play: the mesh and what the app does. */
@@ -46,11 +48,12 @@ function agentCommand(port: string): string[] {
  * The Job's pod template as a Pod, as kube play runs it here:
  * - no `ports` (podman 4.3 refuses port mappings with the host network);
  * - the app image: the one docs/deploy/app-entrypoint.Dockerfile builds (tini and readiness-proxy
- *   over the busybox stand-in), its app after `--` the test's `work` (a busybox command);
+ *   over the busybox stand-in), its app after `--` the test's `work` (a busybox command), and
+ *   `--app-health-path` the path the stand-in serves when the test asks `/app-health`;
  * - a second container standing in for the mesh's injected agent, on the notify URL's port.
  * restartPolicy Never, the security context and the proxy's flags are the docs' own.
  */
-export function playableJob(job: Record<string, any>, images: AppImages, play: { readonly name: string; readonly work: readonly string[] }): PlayableJob {
+export function playableJob(job: Record<string, any>, images: AppImages, play: { readonly name: string; readonly work: readonly string[]; readonly appHealthPath?: string }): PlayableJob {
   const changes: string[] = ["the Job's pod template played as a Pod (kube play takes no Job)"];
   const template = job.spec.template as { metadata?: Record<string, unknown>; spec: Record<string, any> };
   const spec = structuredClone(template.spec);
@@ -67,6 +70,11 @@ export function playableJob(job: Record<string, any>, images: AppImages, play: {
   changes.push(`${app.name}: image ${app.image} built from app-entrypoint.Dockerfile, app "${args.slice(args.indexOf("--") + 1).join(" ")}" -> "${work.join(" ")}"`);
   app.image = images.appEntrypoint;
   app.args = [...args.slice(0, args.indexOf("--") + 1), ...work];
+  const healthArg = app.args.findIndex((arg) => arg.startsWith("--app-health-path="));
+  if (play.appHealthPath !== undefined && healthArg >= 0) {
+    changes.push(`${app.name}: ${app.args[healthArg]} -> --app-health-path=${play.appHealthPath} (what busybox httpd serves)`);
+    app.args[healthArg] = `--app-health-path=${play.appHealthPath}`;
+  }
   if (app.ports) {
     delete app.ports;
     changes.push(`${app.name}: no ports`);
@@ -77,5 +85,5 @@ export function playableJob(job: Record<string, any>, images: AppImages, play: {
   spec.containers = [app, agent];
   const name = `${job.metadata.name}-${play.name}`;
   const pod = { apiVersion: "v1", kind: "Pod", metadata: { ...template.metadata, name }, spec };
-  return { mesh, yaml: stringify(pod), appContainer: `${name}-${app.name}`, agentContainer: `${name}-${agentContainer}`, notifyUrl, name, changes };
+  return { mesh, yaml: stringify(pod), appContainer: `${name}-${app.name}`, agentContainer: `${name}-${agentContainer}`, notifyUrl, name, changes, listenPort: Number(/:(\d+)$/.exec(app.args.find((arg) => arg.startsWith("--listen=")) ?? ":8080")?.[1]) };
 }

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t, { type Test } from "tap";
 import { parse } from "yaml";
-import { buildAppImages } from "./app-images.js";
+import { runToExit } from "../helpers/spawn-daemon.js";
+import { APP_FILE, buildAppImages, busyboxHttpd } from "./app-images.js";
 import { AGENT_SEEN, docsJobs, playableJob, type PlayableJob } from "./job-manifests.js";
 import { messages, podmanUnavailable, startPodman, waitFor } from "./podman.js";
 
@@ -110,10 +111,19 @@ t.test("a Job's pod under podman kube play completes", { skip: unavailable }, as
   }
 
   // A Job ended from outside (activeDeadlineSeconds, a deletion): the kubelet's SIGTERM; the app dies of it (143).
-  const stopped = playableJob(istio, images, { name: "istio-stopped", work: ["busybox", "sleep", "600"] });
-  t.test("istio: a Job stopped from outside: the app's SIGTERM (143) becomes exit 0 with --exit-zero-on-stop; the agent is not told", async (t) => {
+  // The app serves (busybox httpd, not PID 1 here: tini is, so SIGTERM ends it) until then.
+  const stopped = playableJob(istio, images, { name: "istio-stopped", work: busyboxHttpd("127.0.0.1:8000"), appHealthPath: APP_FILE.path });
+  t.test("istio: the liveness probe's /app-health answered by the app; a Job stopped from outside: the app's SIGTERM (143) becomes exit 0 with --exit-zero-on-stop; the agent is not told", async (t) => {
     const podId = await play(t, stopped);
     await waitFor("the app started (past the start wait)", 60_000, async () => (messages((await podman.logs(stopped.appContainer)).records).includes("app started") ? true : undefined));
+    // The kubelet's livenessProbe, asked from inside the pod's network namespace as it would be.
+    const namespace = `rp-job-${process.pid}-${stopped.name}`;
+    const script = `fetch("http://127.0.0.1:${stopped.listenPort}/app-health").then(async (r) => console.log(JSON.stringify([r.status, await r.text()])), () => console.log("[0,\\"\\"]"))`;
+    const liveness = await waitFor("/app-health 200 once busybox httpd listens", 20_000, async () => {
+      const [status, text] = JSON.parse((await runToExit(["ip", "netns", "exec", namespace, process.execPath, "-e", script])).stdout) as [number, string];
+      return status === 200 ? text : undefined;
+    });
+    t.equal(liveness, APP_FILE.text, "livenessProbe /app-health: the app's own answer at its health path");
     // The agent (nc, PID 1 of its container) sets no SIGTERM handler: it goes at the stop's SIGKILL, 5 s on.
     const stop = await podman.run(["pod", "stop", "--time", "5", podId], { timeoutMs: 60_000 });
     t.equal(stop.code, 0, "pod stopped");
