@@ -328,9 +328,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
  */
 function probedChecks(config: Config): ProbedCheck[] {
   const timeoutMs = config.upstreamHealthTimeoutMs;
-  const target = config.upstream.connectTarget;
-  const socketPath = "path" in target ? target.path : undefined;
-  const upstream = upstreamCheck({ origin: config.upstream.origin, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs, socketPath });
+  const upstream = upstreamCheck({ origin: config.upstream.origin, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs, socketPath: upstreamSocketPath(config) });
   return [
     ...config.requiredHttpChecks.map((spec) => httpCheck(spec, timeoutMs)),
     ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs)),
@@ -341,7 +339,13 @@ function probedChecks(config: Config): ProbedCheck[] {
 /** `/app-health` (CONTRACT §17): at --app-health-path, else the upstream check's path; off when neither is given. */
 function appHealth(config: Config): AppHealth | undefined {
   const path = config.appHealthPath ?? config.upstreamHealthPath;
-  return path === undefined ? undefined : new AppHealth({ origin: config.upstream.origin, path, timeoutMs: config.upstreamHealthTimeoutMs });
+  return path === undefined ? undefined : new AppHealth({ origin: config.upstream.origin, path, timeoutMs: config.upstreamHealthTimeoutMs, socketPath: upstreamSocketPath(config) });
+}
+
+/** The app's unix socket with --upstream unix:<path>, which the app's own health is asked on too; undefined for a TCP upstream. */
+function upstreamSocketPath(config: Config): string | undefined {
+  const target = config.upstream.connectTarget;
+  return "path" in target ? target.path : undefined;
 }
 
 /**

@@ -335,7 +335,7 @@ export const OPTIONS = [
     kind: "optional",
     field: "adminListen",
     flag: "--admin-listen <host:port>",
-    help: "serve POST /drain, POST|DELETE /maintenance and GET /status on this loopback address (default: off)",
+    help: "serve POST /drain, POST /quitquitquit, POST|DELETE /maintenance, PUT /log-level and GET /status on this loopback address (default: off)",
     env: "READINESS_PROXY_ADMIN_LISTEN",
     parse: parseAdminListen,
   },

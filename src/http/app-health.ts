@@ -10,6 +10,8 @@ export interface AppHealthOptions {
   readonly path: string;
   /** --readiness-upstream-timeout: the whole exchange, connect included. */
   readonly timeoutMs: number;
+  /** The app's unix socket (--upstream unix:<path>): connected to instead of the origin's host and port. */
+  readonly socketPath?: string | undefined;
 }
 
 /** The kubelet reads at most 10 KiB of a probe's body; so much of the app's is passed on. */
@@ -42,7 +44,7 @@ export class AppHealth {
   }
 
   #ask(http: typeof import("node:http"), writer: ResponseWriter): void {
-    const { origin, path, timeoutMs } = this.#options;
+    const { origin, path, timeoutMs, socketPath } = this.#options;
     let answered = false;
     let outgoing: ClientRequest | undefined;
     const finish = (status: number, headers: readonly string[], body: Buffer) => {
@@ -56,7 +58,7 @@ export class AppHealth {
     const unavailable = () => finish(502, UNAVAILABLE_HEADERS, UNAVAILABLE);
     const timer = setTimeout(unavailable, timeoutMs);
     try {
-      outgoing = http.request(`${origin}${path}`, { method: "GET", agent: false, headers: this.#headers }, (response: IncomingMessage) => {
+      outgoing = http.request(`${origin}${path}`, { method: "GET", agent: false, headers: this.#headers, ...(socketPath !== undefined && { socketPath }) }, (response: IncomingMessage) => {
         const chunks: Buffer[] = [];
         let bytes = 0;
         const done = () => {

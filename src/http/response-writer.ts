@@ -7,6 +7,8 @@ export interface RequestView {
   readonly url: string;
   /** The first value of a header, by its lower-case name. */
   header(lowerName: string): string | undefined;
+  /** Every line's value of a header joined with ", ": repeated lines are one comma list (RFC 9110 §5.3), so two traceparents are one invalid value. */
+  joined(lowerName: string): string | undefined;
 }
 
 /** Writes one complete response; the body is left out for HEAD by the writer, never by the caller. */

@@ -208,7 +208,8 @@ export class RequestRecord implements WatchedExchange {
       upstreamMs: this.#upstreamMs,
       queueMs: this.#context.limiter === undefined ? undefined : (this.#queueMs ?? 0),
       requestId: this.requestId,
-      traceId: traceIdOf(request.header("traceparent")),
+      // Two traceparent lines are one comma list, which no valid header is (W3C's duplicated-header case).
+      traceId: traceIdOf(request.joined("traceparent")),
       connectRetries: this.connectRetry?.count,
       remoteAddr: this.#remoteAddress,
       userAgent: request.header("user-agent"),

@@ -58,3 +58,11 @@ t.test("usage errors: one line naming the flag and the value, exit 2", async (t)
     t.equal(err, line);
   }
 });
+
+t.test("--help: --admin-listen names every admin route, the Job ones too", async (t) => {
+  const help = run(["--help"]).out.replace(/\s+/g, " ");
+  const entry = /--admin-listen <host:port> (.*?)\(env: READINESS_PROXY_ADMIN_LISTEN\)/.exec(help)?.[1] ?? "";
+  for (const route of ["POST /drain", "POST /quitquitquit", "POST|DELETE /maintenance", "PUT /log-level", "GET /status"]) t.match(entry, route, `names ${route}`);
+  t.match(help, "readiness-proxy stop", "the stop command is listed");
+  t.match(help, "readiness-proxy log-level", "and log-level");
+});

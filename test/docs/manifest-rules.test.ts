@@ -1,7 +1,7 @@
 // Every manifest under docs/deploy/ and README.md's Kubernetes snippet pass Pod Security "restricted", resolve their Service and PodMonitor ports, and fit probes and the proxy's stop into the shutdown delay and grace period; the rules themselves catch the mistakes they exist for.
 import t from "tap";
 import { parse } from "yaml";
-import { deployObjects, podsOf, readmePod, type KubeObject, type SourcedObject } from "./manifests.js";
+import { deployObjects, kubernetesMdJobs, podsOf, readmePod, type KubeObject, type SourcedObject } from "./manifests.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ambientOnlyProblems, containerLimitProblems, drainHookProblems, podSecurityProblems, portProblems, readinessProblems, timingProblems } from "./manifest-rules.js";
@@ -25,6 +25,16 @@ for (const pod of pods) {
     t.same(drainHookProblems(pod.spec), [], "the native sidecar form's drain hooks are whole (or absent)");
   });
 }
+
+t.test("docs/kubernetes.md's Jobs: Istio's and Linkerd's, restricted, limited, their stop within the grace period", async (t) => {
+  const jobs = podsOf(kubernetesMdJobs());
+  t.same(jobs.map((pod) => pod.source), ["docs/kubernetes.md Job 1/nightly-report", "docs/kubernetes.md Job 2/nightly-report"]);
+  for (const pod of jobs) {
+    t.same(podSecurityProblems(pod.spec), [], `${pod.source}: Pod Security "restricted"`);
+    t.same(containerLimitProblems(pod.spec), [], `${pod.source}: read-only root and a memory limit`);
+    t.same(timingProblems(pod.spec), [], `${pod.source}: the stop fits the grace period`);
+  }
+});
 
 t.test("every required 15008 says at its line that it is for Istio ambient only (without ambient no pod ever becomes ready)", async (t) => {
   const root = join(import.meta.dirname, "../..");

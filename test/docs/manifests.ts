@@ -1,4 +1,4 @@
-// The Kubernetes objects the docs ship: every document of docs/deploy/*.yaml and the pod spec snippet of README.md's "Kubernetes" section, parsed with yaml.
+// The Kubernetes objects the docs ship: every document of docs/deploy/*.yaml, the pod spec snippet of README.md's "Kubernetes" section and docs/kubernetes.md's Jobs, parsed with yaml.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments, parse } from "yaml";
@@ -39,6 +39,18 @@ export function readmePod(): SourcedObject {
   if (!block) throw new Error("README.md: no ```yaml block under ## Kubernetes");
   const spec = parse(block[1]!) as KubeObject;
   return { source: "README.md Kubernetes snippet", object: { kind: "Pod", metadata: { name: "readme", labels: {} }, spec } };
+}
+
+/** The Jobs of docs/kubernetes.md's "A Job behind a mesh": every ```yaml block there whose kind is Job, in order. */
+export function kubernetesMdJobs(): SourcedObject[] {
+  const text = readFileSync(join(root, "docs/kubernetes.md"), "utf8");
+  const start = text.indexOf("\n## A Job behind a mesh\n");
+  if (start < 0) throw new Error('docs/kubernetes.md: no "## A Job behind a mesh" section');
+  const section = text.slice(start, text.indexOf("\n## ", start + 1));
+  return [...section.matchAll(/^```yaml\n([\s\S]*?)\n```/gm)]
+    .map((match) => parse(match[1]!) as KubeObject)
+    .filter((object) => object.kind === "Job")
+    .map((object, index) => ({ source: `docs/kubernetes.md Job ${index + 1}/${object.metadata?.name ?? "?"}`, object }));
 }
 
 /** A workload's pod: its template's spec and labels for a Deployment (or similar), its own for a Pod. */

@@ -19,7 +19,7 @@ function assertGrpcUnavailable(t: Test, reply: Reply, message: string): void {
 }
 
 t.test("which requests get the gRPC form", async (t) => {
-  const view = (contentType: string | undefined) => ({ method: "POST", url: "/x", header: (name: string) => (name === "content-type" ? contentType : undefined) });
+  const view = (contentType: string | undefined) => ({ method: "POST", url: "/x", header: (name: string) => (name === "content-type" ? contentType : undefined), joined: (name: string) => (name === "content-type" ? contentType : undefined) });
   for (const status of [502, 503, 504]) t.ok(wantsGrpcError(view("application/grpc+proto"), status), String(status));
   t.notOk(wantsGrpcError(view("application/grpc"), 400), "the client's own errors keep their form");
   t.ok(wantsGrpcError(view("application/grpc-web+proto"), 502), "application/grpc*: grpc-web clients read a trailers-only head");

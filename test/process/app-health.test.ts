@@ -1,6 +1,9 @@
 // GET /app-health against the built binary (CONTRACT §17): the app's own health for a livenessProbe, answered while the one --max-concurrency slot is held, over HTTP/1.1 and h2, never in the access log; 502 when the app cannot answer.
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import t, { type Test } from "tap";
 import { send } from "../helpers/http-client.js";
 import { h2Connect, h2Request } from "../helpers/h2.js";
@@ -84,6 +87,23 @@ t.test("the default path is --readiness-upstream-path's; the app's failure statu
   const refused = await spawnDaemon(t, binary.command, ["--upstream", `http://127.0.0.1:${await closedPort()}`], { env: { PATH: process.env.PATH, READINESS_PROXY_APP_HEALTH_PATH: "/livez" } });
   const none = await send(refused.port, "/app-health");
   t.same([none.status, none.json(), none.headers["content-type"]], [502, { error: "app health unavailable" }, "application/json"], "connection refused");
+});
+
+t.test("an app on a unix socket (--upstream unix:): asked on that socket", { skip }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "rp-app-health-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const socketPath = join(dir, "app.sock");
+  const seen: string[] = [];
+  const server = createServer((request, response) => {
+    seen.push(request.url ?? "");
+    response.writeHead(200, { "content-type": "text/plain" }).end("alive on the socket");
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  t.teardown(() => server.close());
+  const daemon = await spawnDaemon(t, binary.command, ["--upstream", `unix:${socketPath}`, "--app-health-path", "/livez"]);
+  const health = await send(daemon.port, "/app-health");
+  t.same([health.status, health.text()], [200, "alive on the socket"]);
+  t.same(seen, ["/livez"], "the app was asked at its health path");
 });
 
 t.test("without a path the route is off: /app-health is the app's", { skip }, async (t) => {

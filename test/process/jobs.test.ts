@@ -1,11 +1,13 @@
 // A Job's end against the built binary (CONTRACT §17): POST /quitquitquit and `readiness-proxy stop`, --exit-zero-on-stop, --app-exit-notify, and the log level changed at run time.
+import { readFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import { createServer as createNetServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import t, { type Test } from "tap";
 import { send } from "../helpers/http-client.js";
 import { BINARY, BUILT_ARTIFACTS, runToExit, spawnDaemon, type SpawnedDaemon } from "../helpers/spawn-daemon.js";
-import { closedPort } from "../helpers/test-doubles.js";
+import { closedPort, deferred } from "../helpers/test-doubles.js";
 
 const binary = BUILT_ARTIFACTS.find((artifact) => artifact.name === "binary")!;
 const skip = !binary.built && "the binary is not built: run make build";
@@ -20,14 +22,16 @@ function command(adminPort: number, ...args: string[]) {
 
 const indexOf = (daemon: SpawnedDaemon, msg: string) => daemon.records.findIndex((record) => record.msg === msg);
 
-/** A sidecar's shutdown endpoint that records every request it gets (method, path, body bytes) and answers `status`. */
-async function recordingSidecar(t: Test, status: number): Promise<{ url: string; seen: Array<{ method: string; path: string; bodyBytes: number }> }> {
+/** A sidecar's shutdown endpoint that records every request it gets (method, path, body bytes) and answers `status`; `asked` resolves at the first. */
+async function recordingSidecar(t: Test, status: number): Promise<{ url: string; seen: Array<{ method: string; path: string; bodyBytes: number }>; asked: Promise<void> }> {
   const seen: Array<{ method: string; path: string; bodyBytes: number }> = [];
+  const asked = deferred();
   const server = createHttpServer((request: IncomingMessage, response) => {
     let bodyBytes = 0;
     request.on("data", (chunk: Buffer) => (bodyBytes += chunk.length));
     request.on("end", () => {
       seen.push({ method: request.method ?? "", path: request.url ?? "", bodyBytes });
+      asked.resolve();
       response.writeHead(status).end();
     });
   });
@@ -36,7 +40,7 @@ async function recordingSidecar(t: Test, status: number): Promise<{ url: string;
     server.closeAllConnections();
     server.close();
   });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/quitquitquit`, seen };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/quitquitquit`, seen, asked: asked.promise };
 }
 
 /** A sidecar that accepts and never answers; resolves `accepted` at its first connection. */
@@ -142,6 +146,9 @@ t.test("an app that exits on its own: every --app-exit-notify URL gets one empty
     { url: refused, status: "error", reason: "connection refused" },
     { url: linkerd.url, status: 503 },
   ]);
+  const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8");
+  const example = JSON.parse(/^ *(\{"level":30,.*"msg":"app exit notified"\})$/m.exec(readme)?.[1] ?? "{}") as Record<string, unknown>;
+  t.same(Object.keys(example), Object.keys(line ?? {}), "README's example line has the real line's fields, in its order");
   t.ok(indexOf(daemon, "app exited") < indexOf(daemon, "app exit notified"), "after the app's end");
   t.ok(indexOf(daemon, "app exit notified") < indexOf(daemon, "stopped"), "before the exit");
 });
@@ -213,4 +220,25 @@ t.test("debug at run time: a held-back 502's line appears at debug once the leve
   t.match(debugLine, { url: "/c", status: 502 }, "the next request's held-back line, at debug");
   daemon.child.kill("SIGTERM");
   t.equal(await daemon.exited, 0);
+});
+
+t.test("--app-exit-notify POSTs to every URL at once: a sidecar that answers only once the next one has its POST gets it", { skip }, async (t) => {
+  const second = await recordingSidecar(t, 200);
+  // The first answers only after the second was asked: one after the other, it would wait out its 2 s and fail.
+  const first = createHttpServer((request, response) => {
+    request.resume();
+    void second.asked.then(() => response.writeHead(200).end());
+  });
+  await new Promise<void>((resolve) => first.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => {
+    first.closeAllConnections();
+    first.close();
+  });
+  const firstUrl = `http://127.0.0.1:${(first.address() as AddressInfo).port}/quitquitquit`;
+  const daemon = await spawnDaemon(t, binary.command, ["--readiness-upstream-listener", "off", "--app-exit-notify", firstUrl, "--app-exit-notify", second.url, "--", "/usr/bin/python3", "-c", "pass"]);
+  t.equal(await daemon.exited, 0);
+  t.same(daemon.records.find((record) => record.msg === "app exit notified")?.notified, [
+    { url: firstUrl, status: 200 },
+    { url: second.url, status: 200 },
+  ]);
 });

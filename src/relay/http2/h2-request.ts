@@ -57,6 +57,16 @@ export class H2Request implements RequestView {
     }
     return value;
   }
+
+  /** Every value of the field joined with ", ", a single-value field's too (RequestView's rule, the same as HTTP/1.1's). */
+  joined(lowerName: string): string | undefined {
+    let value: string | undefined;
+    const raw = this.rawHeaders;
+    for (let index = 0; index < raw.length; index += 2) {
+      if (raw[index] === lowerName) value = value === undefined ? raw[index + 1]! : `${value}, ${raw[index + 1]!}`;
+    }
+    return value;
+  }
 }
 
 /** Our own answer's head (a flat `[name, value, ...]` list, as the HTTP/1.1 side writes it) as the codec's: `:status` first, names lower-case. */
