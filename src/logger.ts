@@ -40,6 +40,8 @@ export interface ProcessLog {
    * worse than a lost line, and the kubelet's SIGKILL would come first.
    */
   end(timeoutMs?: number): Promise<void>;
+  /** After end(): a write to stdout is still stuck in the kernel on a thread-pool thread, which process.exit() would wait for forever (src/stuck-write-exit.ts). */
+  writeStuck(): boolean;
 }
 
 /** What the drop counts are reported to, once stdout has caught up. */
@@ -72,5 +74,5 @@ export function createProcessLog(level: Level, open: (reports: DropReports) => S
       batch.close();
       await destinations.end(timeoutMs);
     })());
-  return { log, accessLog, end };
+  return { log, accessLog, end, writeStuck: () => destinations.writeStuck?.() ?? false };
 }

@@ -8,12 +8,15 @@ import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createProcessLog } from "./logger.js";
 import { openStdoutDestinations } from "./access-log/stdout-sink.js";
+import { exitIfAskedPastStuckWrite, exitPastStuckWrite } from "./stuck-write-exit.js";
 import { armFaults, faultPlanFromEnv, faultsArmed } from "./relay/fault-injection.js";
 import { isBuildingSnapshot } from "./snapshot-build.js";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  // The image that replaced a process stuck in a write to stdout: it only exits, with that process's code.
+  exitIfAskedPastStuckWrite(argv);
   if (isAdminCommand(argv)) {
     // A client of a running proxy: its module (and node:http) is loaded for it alone, never at a daemon's start.
     const { runAdminCommand } = await import("./admin/admin-command.js");
@@ -37,6 +40,8 @@ async function main(): Promise<void> {
   /** Every exit once the logger exists: the log's last lines (asynchronous writes) are out first. */
   const exit = async (code: number): Promise<never> => {
     await processLog.end();
+    // Appended now, so it runs after every other 'exit' listener (one kills the app's group).
+    if (processLog.writeStuck()) process.once("exit", () => exitPastStuckWrite(code));
     process.exit(code);
   };
   if (closeInspectorIfOpen()) log.warn("an inspector opened by SIGUSR1 during start-up was closed");

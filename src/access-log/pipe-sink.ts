@@ -1,4 +1,4 @@
-// Every line the process logs, written from the event loop to a non-blocking pipe descriptor of its own: one write(2) per chunk, queued only while the pipe is full, lifecycle lines ahead of access lines, each queue bounded.
+// Every line the process logs, written from the event loop to a non-blocking pipe descriptor of its own (or handed to a ChunkWriter): one write per chunk, queued only while the last is not done, lifecycle lines ahead of access lines, each queue bounded.
 import { Socket } from "node:net";
 import { DroppedLines, MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions } from "./access-sink.js";
 
@@ -26,9 +26,12 @@ import { DroppedLines, MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions
  * the entrypoint form shares the pipe); otherwise queued ahead of every access chunk, within a
  * bound of their own. Never a write(2) that waits: a reader that stopped (or an app that floods
  * the pipe) cannot stop the event loop, so /health, signals and the drain go on.
+ *
+ * The same queues serve a descriptor that cannot be made non-blocking (the entrypoint form's
+ * stdout socket: src/access-log/shared-descriptor-writer.ts), given as a {@link ChunkWriter}.
  */
 export class PipeSink implements AccessSink {
-  readonly #socket: Socket;
+  readonly #writer: ChunkWriter;
   /** Lifecycle lines, written before any access chunk that waits. */
   readonly #urgent: ChunkQueue;
   readonly #access: ChunkQueue;
@@ -42,12 +45,9 @@ export class PipeSink implements AccessSink {
   #onProgress: (() => void) | undefined;
   #onIdle: (() => void) | undefined;
 
-  /** `fd` is a pipe opened for writing, non-blocking, that the sink now owns (it closes it). */
-  constructor(fd: number, { maxQueuedBytes = MAX_QUEUED_BYTES, onDropped, maxUrgentBytes = MAX_URGENT_BYTES, onUrgentDropped }: PipeSinkOptions = {}) {
-    this.#socket = new Socket({ fd, readable: false, writable: true });
-    // Nothing is read from it; an idle descriptor must not keep the process alive (writes in flight still do).
-    this.#socket.unref();
-    this.#socket.on("error", () => this.#break());
+  /** `target`: a pipe opened for writing, non-blocking, that the sink now owns (it closes it), or a writer of another kind. */
+  constructor(target: number | ChunkWriter, { maxQueuedBytes = MAX_QUEUED_BYTES, onDropped, maxUrgentBytes = MAX_URGENT_BYTES, onUrgentDropped }: PipeSinkOptions = {}) {
+    this.#writer = typeof target === "number" ? socketWriter(target, () => this.#break()) : target;
     this.#access = new ChunkQueue(maxQueuedBytes, new DroppedLines(onDropped));
     this.#urgent = new ChunkQueue(maxUrgentBytes, new DroppedLines(onUrgentDropped));
   }
@@ -79,12 +79,12 @@ export class PipeSink implements AccessSink {
   #send(queue: ChunkQueue, chunk: Buffer): void {
     this.#inFlight = chunk;
     this.#inFlightQueue = queue;
-    this.#socket.write(chunk, this.#afterWrite);
+    this.#writer.write(chunk, this.#afterWrite);
   }
 
   readonly #afterWrite = (error?: Error | null): void => {
-    // A failed write also emits 'error' (#break), which drops the rest.
-    if (error || this.#inFlight === undefined) return;
+    if (error) return this.#break();
+    if (this.#inFlight === undefined) return;
     this.#inFlightQueue!.bytes -= this.#inFlight.length;
     this.#inFlight = this.#inFlightQueue = undefined;
     this.#onProgress?.();
@@ -106,7 +106,7 @@ export class PipeSink implements AccessSink {
     this.#inFlight = this.#inFlightQueue = undefined;
     this.#urgent.dropAll();
     this.#access.dropAll();
-    this.#socket.destroy();
+    this.#writer.close();
     this.#onIdle?.();
   }
 
@@ -116,7 +116,7 @@ export class PipeSink implements AccessSink {
       const finish = () => {
         clearTimeout(timer);
         this.#onProgress = this.#onIdle = undefined;
-        this.#socket.destroy();
+        this.#writer.close();
         resolve();
       };
       // A reader that still takes chunks is waited for; only `timeoutMs` without one written gives up.
@@ -126,6 +126,22 @@ export class PipeSink implements AccessSink {
       this.#onIdle = finish;
     }));
   }
+}
+
+/** Where a {@link PipeSink}'s chunks go, one at a time: `done` once the whole chunk is written (or with the error that ends the writer). */
+export interface ChunkWriter {
+  write(chunk: Buffer, done: (error?: Error | null) => void): void;
+  /** Nothing more is written; a write already in the kernel is left to finish or not. */
+  close(): void;
+}
+
+/** A non-blocking pipe (or a socket of our own) written from the loop through libuv's stream; `onError` is told when it breaks. */
+function socketWriter(fd: number, onError: () => void): ChunkWriter {
+  const socket = new Socket({ fd, readable: false, writable: true });
+  // Nothing is read from it; an idle descriptor must not keep the process alive (writes in flight still do).
+  socket.unref();
+  socket.on("error", onError);
+  return { write: (chunk, done) => void socket.write(chunk, done), close: () => socket.destroy() };
 }
 
 /** The bound on lifecycle lines waiting for stdout: a few hundred lines, far more than a stop or an outage logs. */
