@@ -42,6 +42,8 @@ export interface ProcessLog {
   end(timeoutMs?: number): Promise<void>;
   /** After end(): a write to stdout is still stuck in the kernel on a thread-pool thread, which process.exit() would wait for forever (src/stuck-write-exit.ts). */
   writeStuck(): boolean;
+  /** Our lifecycle lines so far are on stdout, or `timeoutMs` passed (stdout stalled): what the app writes to the same stdout next comes after them. */
+  lifecycleWritten(timeoutMs: number): Promise<void>;
 }
 
 /** What the drop counts are reported to, once stdout has caught up. */
@@ -74,5 +76,11 @@ export function createProcessLog(level: Level, open: (reports: DropReports) => S
       batch.close();
       await destinations.end(timeoutMs);
     })());
-  return { log, accessLog, end, writeStuck: () => destinations.writeStuck?.() ?? false };
+  return {
+    log,
+    accessLog,
+    end,
+    writeStuck: () => destinations.writeStuck?.() ?? false,
+    lifecycleWritten: async (timeoutMs) => destinations.lifecycleWritten?.(timeoutMs),
+  };
 }

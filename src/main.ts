@@ -13,6 +13,13 @@ import { armFaults, faultPlanFromEnv, faultsArmed } from "./relay/fault-injectio
 import { isBuildingSnapshot } from "./snapshot-build.js";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
 
+/**
+ * How long the app's stop signal waits for `stopping app` to be on stdout. Healthy, that is one
+ * write; only a stdout that takes nothing (the app's own lines cannot get out then either) costs
+ * the whole bound, once per stop.
+ */
+const STOP_LINE_WAIT_MS = 50;
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   // The image that replaced a process stuck in a write to stdout: it only exits, with that process's code.
@@ -57,7 +64,7 @@ async function main(): Promise<void> {
     // prom-client is loaded only when metrics are asked for: start-up and the hot path pay nothing otherwise.
     const metrics = config.metricsListen && (await import("./metrics/metrics.js")).metricsFactory(config.metricsListen, log, config.metricsMerge);
     // POST /quitquitquit: the shutdown a signal starts, defined below with the signals' handling.
-    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined, requestStop: (reason) => beginStop(reason) });
+    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined, requestStop: (reason) => beginStop(reason), logWritten: () => processLog.lifecycleWritten(STOP_LINE_WAIT_MS) });
   } catch (error) {
     return exitOnKnownError(error, exit);
   }

@@ -44,6 +44,10 @@ export class PipeSink implements AccessSink {
   /** Set by end(): told of each chunk written, and when the last one is. */
   #onProgress: (() => void) | undefined;
   #onIdle: (() => void) | undefined;
+  /** Lifecycle chunks taken, and written: {@link lifecycleWritten} waits for the second to reach the first. */
+  #urgentTaken = 0;
+  #urgentWritten = 0;
+  #writtenWaiters: Array<{ readonly upTo: number; readonly resolve: () => void }> = [];
 
   /** `target`: a pipe opened for writing, non-blocking, that the sink now owns (it closes it), or a writer of another kind. */
   constructor(target: number | ChunkWriter, { maxQueuedBytes = MAX_QUEUED_BYTES, onDropped, maxUrgentBytes = MAX_URGENT_BYTES, onUrgentDropped }: PipeSinkOptions = {}) {
@@ -67,6 +71,7 @@ export class PipeSink implements AccessSink {
       queue.dropped.add(chunk);
       return false;
     }
+    if (queue === this.#urgent) this.#urgentTaken++;
     if (this.#inFlight === undefined) {
       queue.bytes += chunk.length;
       this.#send(queue, chunk);
@@ -86,6 +91,7 @@ export class PipeSink implements AccessSink {
     if (error) return this.#break();
     if (this.#inFlight === undefined) return;
     this.#inFlightQueue!.bytes -= this.#inFlight.length;
+    if (this.#inFlightQueue === this.#urgent) this.#tellWritten(++this.#urgentWritten);
     this.#inFlight = this.#inFlightQueue = undefined;
     this.#onProgress?.();
     const queue = this.#urgent.waiting ? this.#urgent : this.#access.waiting ? this.#access : undefined;
@@ -107,7 +113,31 @@ export class PipeSink implements AccessSink {
     this.#urgent.dropAll();
     this.#access.dropAll();
     this.#writer.close();
+    this.#tellWritten(Infinity);
     this.#onIdle?.();
+  }
+
+  /**
+   * Resolves once every lifecycle line taken so far is written (or dropped: the sink broke or
+   * ended), or after `timeoutMs` whatever stdout does: a wait before what the lines announce.
+   */
+  lifecycleWritten(timeoutMs: number): Promise<void> {
+    if (this.#urgentWritten >= this.#urgentTaken || this.#broken || this.#ending) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#writtenWaiters = this.#writtenWaiters.filter((waiter) => waiter !== entry);
+        resolve();
+      }, timeoutMs);
+      const entry = { upTo: this.#urgentTaken, resolve: () => (clearTimeout(timer), resolve()) };
+      this.#writtenWaiters.push(entry);
+    });
+  }
+
+  #tellWritten(written: number): void {
+    if (this.#writtenWaiters.length === 0) return;
+    const done = this.#writtenWaiters.filter((waiter) => waiter.upTo <= written);
+    this.#writtenWaiters = this.#writtenWaiters.filter((waiter) => waiter.upTo > written);
+    for (const waiter of done) waiter.resolve();
   }
 
   end(timeoutMs: number): Promise<void> {
@@ -117,6 +147,7 @@ export class PipeSink implements AccessSink {
         clearTimeout(timer);
         this.#onProgress = this.#onIdle = undefined;
         this.#writer.close();
+        this.#tellWritten(Infinity);
         resolve();
       };
       // A reader that still takes chunks is waited for; only `timeoutMs` without one written gives up.

@@ -26,6 +26,8 @@ export interface StdoutDestinations {
   end(timeoutMs: number): Promise<void>;
   /** A write(2) to stdout is still in the kernel on a thread-pool thread (after end(): one that stdout never took), which process.exit() would wait for. */
   writeStuck?(): boolean;
+  /** Resolves once the lifecycle lines so far are written, or after `timeoutMs`; absent where they are written at once. */
+  lifecycleWritten?(timeoutMs: number): Promise<void>;
 }
 
 /**
@@ -62,6 +64,7 @@ export function openStdoutDestinations(options: PipeSinkOptions = {}, source: St
       openAccessSink: () => shared,
       end: (timeoutMs) => shared.end(timeoutMs),
       writeStuck: () => sharedWriter?.writing ?? false,
+      lifecycleWritten: (timeoutMs) => shared.lifecycleWritten(timeoutMs),
     };
   }
   let access: AccessSink | undefined;
