@@ -37,6 +37,6 @@ export function exitPastStuckWrite(code: number): void {
 
 /** The first thing at start: the image {@link exitPastStuckWrite} made exits with its code, before anything is opened. */
 export function exitIfAskedPastStuckWrite(argv: readonly string[]): void {
-  if (argv.length !== 2 || argv[0] !== EXIT_ARGUMENT || !/^\d{1,3}$/.test(argv[1]!)) return;
-  process.exit(Number(argv[1]) & 0xff);
+  if (argv.length !== 2 || argv[0] !== EXIT_ARGUMENT || !/^\d{1,3}$/.test(argv[1]!) || Number(argv[1]) > 255) return;
+  process.exit(Number(argv[1]));
 }

@@ -1,5 +1,5 @@
 // Issues 37.3 and 52.7 against the binary: stdout a pipe whose reader stopped (full), or a socket nobody reads (in both forms), costs log lines, never the event loop: /healthz and a 502 are answered, a SIGTERM or the app's exit ends the process within its timeouts with its code, and lines flow again once it reads.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import type { Socket } from "node:net";
 import { closeSync, existsSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import t, { type Test } from "tap";
@@ -227,4 +227,12 @@ t.test("the entrypoint form, stdout a socket the app shares, read: every line ou
   t.ok(order.every((at) => at >= 0), "every lifecycle line");
   t.same([...order].sort((a, b) => a - b), order, `lifecycle lines in order: ${order.join(" < ")}`);
   t.equal(messages.at(-1), "stopped", "the last line");
+});
+
+t.test("the argument the exit past a stuck write re-executes the binary with can do nothing but exit with its code", { skip }, async (t) => {
+  const run = (...args: string[]) => spawnSync(BINARY, ["--internal-exit-past-stuck-write", ...args], { env: { PATH: process.env.PATH }, encoding: "utf8" });
+  t.match(run("3"), { status: 3, stdout: "", stderr: "" }, "exits with the code, nothing written, nothing started");
+  t.match(run("0"), { status: 0, stdout: "", stderr: "" });
+  t.match(run("256"), { status: 2 }, "anything else is an unknown option");
+  t.match(run("3", "--listen"), { status: 2 });
 });
