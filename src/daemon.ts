@@ -88,6 +88,8 @@ export interface DaemonOptions {
   readonly readTable?: TableReader;
   /** Given only with --metrics-listen. */
   readonly metrics?: MetricsFactory;
+  /** main.ts: resolves once our lifecycle lines so far are on stdout, within a short bound; the app's stop signal waits for it (src/app/app-process.ts). */
+  readonly logWritten?: () => Promise<void>;
   /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
   readonly localH2Services?: readonly LocalH2Service[];
   /** The readiness cache's clock; tests advance one by hand to count runs per TTL. */
@@ -104,7 +106,7 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock, requestStop }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock, requestStop, logWritten }: DaemonOptions): Daemon {
   // The operator's switch (CONTRACT §14), only with the admin listener; a change is told to gRPC watchers at once.
   const maintenance = config.adminListen ? new MaintenanceMode({ log, onChange: () => grpcHealth.drainBegan() }) : undefined;
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
@@ -223,7 +225,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       connectRetryMs: config.upstreamConnectRetryMs,
     },
   });
-  const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs }) : undefined;
+  const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs, logWritten }) : undefined;
   let admin: { close(): Promise<void> } | undefined;
   let holdingApp = false;
   const shutdown = new GracefulShutdown({

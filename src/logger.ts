@@ -40,6 +40,10 @@ export interface ProcessLog {
    * worse than a lost line, and the kubelet's SIGKILL would come first.
    */
   end(timeoutMs?: number): Promise<void>;
+  /** After end(): a write to stdout is still stuck in the kernel on a thread-pool thread, which process.exit() would wait for forever (src/stuck-write-exit.ts). */
+  writeStuck(): boolean;
+  /** Our lifecycle lines so far are on stdout, or `timeoutMs` passed (stdout stalled): what the app writes to the same stdout next comes after them. */
+  lifecycleWritten(timeoutMs: number): Promise<void>;
 }
 
 /** What the drop counts are reported to, once stdout has caught up. */
@@ -72,5 +76,11 @@ export function createProcessLog(level: Level, open: (reports: DropReports) => S
       batch.close();
       await destinations.end(timeoutMs);
     })());
-  return { log, accessLog, end };
+  return {
+    log,
+    accessLog,
+    end,
+    writeStuck: () => destinations.writeStuck?.() ?? false,
+    lifecycleWritten: async (timeoutMs) => destinations.lifecycleWritten?.(timeoutMs),
+  };
 }

@@ -8,12 +8,22 @@ import { createDaemon, type Daemon } from "./daemon.js";
 import { EXIT_CODES, ReadinessProxyError } from "./errors.js";
 import { createProcessLog } from "./logger.js";
 import { openStdoutDestinations } from "./access-log/stdout-sink.js";
+import { exitIfAskedPastStuckWrite, exitPastStuckWrite } from "./stuck-write-exit.js";
 import { armFaults, faultPlanFromEnv, faultsArmed } from "./relay/fault-injection.js";
 import { isBuildingSnapshot } from "./snapshot-build.js";
 import { warmUpStartPaths } from "./snapshot-warmup.js";
 
+/**
+ * How long the app's stop signal waits for `stopping app` to be on stdout. Healthy, that is one
+ * write; only a stdout that takes nothing (the app's own lines cannot get out then either) costs
+ * the whole bound, once per stop.
+ */
+const STOP_LINE_WAIT_MS = 50;
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  // The image that replaced a process stuck in a write to stdout: it only exits, with that process's code.
+  exitIfAskedPastStuckWrite(argv);
   if (isAdminCommand(argv)) {
     // A client of a running proxy: its module (and node:http) is loaded for it alone, never at a daemon's start.
     const { runAdminCommand } = await import("./admin/admin-command.js");
@@ -37,6 +47,8 @@ async function main(): Promise<void> {
   /** Every exit once the logger exists: the log's last lines (asynchronous writes) are out first. */
   const exit = async (code: number): Promise<never> => {
     await processLog.end();
+    // Appended now, so it runs after every other 'exit' listener (one kills the app's group).
+    if (processLog.writeStuck()) process.once("exit", () => exitPastStuckWrite(code));
     process.exit(code);
   };
   if (closeInspectorIfOpen()) log.warn("an inspector opened by SIGUSR1 during start-up was closed");
@@ -52,7 +64,7 @@ async function main(): Promise<void> {
     // prom-client is loaded only when metrics are asked for: start-up and the hot path pay nothing otherwise.
     const metrics = config.metricsListen && (await import("./metrics/metrics.js")).metricsFactory(config.metricsListen, log, config.metricsMerge);
     // POST /quitquitquit: the shutdown a signal starts, defined below with the signals' handling.
-    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined, requestStop: (reason) => beginStop(reason) });
+    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined, requestStop: (reason) => beginStop(reason), logWritten: () => processLog.lifecycleWritten(STOP_LINE_WAIT_MS) });
   } catch (error) {
     return exitOnKnownError(error, exit);
   }

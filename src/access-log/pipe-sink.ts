@@ -1,4 +1,4 @@
-// Every line the process logs, written from the event loop to a non-blocking pipe descriptor of its own: one write(2) per chunk, queued only while the pipe is full, lifecycle lines ahead of access lines, each queue bounded.
+// Every line the process logs, written from the event loop to a non-blocking pipe descriptor of its own (or handed to a ChunkWriter): one write per chunk, queued only while the last is not done, lifecycle lines ahead of access lines, each queue bounded.
 import { Socket } from "node:net";
 import { DroppedLines, MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions } from "./access-sink.js";
 
@@ -26,9 +26,12 @@ import { DroppedLines, MAX_QUEUED_BYTES, type AccessSink, type AccessSinkOptions
  * the entrypoint form shares the pipe); otherwise queued ahead of every access chunk, within a
  * bound of their own. Never a write(2) that waits: a reader that stopped (or an app that floods
  * the pipe) cannot stop the event loop, so /health, signals and the drain go on.
+ *
+ * The same queues serve a descriptor that cannot be made non-blocking (the entrypoint form's
+ * stdout socket: src/access-log/shared-descriptor-writer.ts), given as a {@link ChunkWriter}.
  */
 export class PipeSink implements AccessSink {
-  readonly #socket: Socket;
+  readonly #writer: ChunkWriter;
   /** Lifecycle lines, written before any access chunk that waits. */
   readonly #urgent: ChunkQueue;
   readonly #access: ChunkQueue;
@@ -41,13 +44,14 @@ export class PipeSink implements AccessSink {
   /** Set by end(): told of each chunk written, and when the last one is. */
   #onProgress: (() => void) | undefined;
   #onIdle: (() => void) | undefined;
+  /** Lifecycle chunks taken, and written: {@link lifecycleWritten} waits for the second to reach the first. */
+  #urgentTaken = 0;
+  #urgentWritten = 0;
+  #writtenWaiters: Array<{ readonly upTo: number; readonly resolve: () => void }> = [];
 
-  /** `fd` is a pipe opened for writing, non-blocking, that the sink now owns (it closes it). */
-  constructor(fd: number, { maxQueuedBytes = MAX_QUEUED_BYTES, onDropped, maxUrgentBytes = MAX_URGENT_BYTES, onUrgentDropped }: PipeSinkOptions = {}) {
-    this.#socket = new Socket({ fd, readable: false, writable: true });
-    // Nothing is read from it; an idle descriptor must not keep the process alive (writes in flight still do).
-    this.#socket.unref();
-    this.#socket.on("error", () => this.#break());
+  /** `target`: a pipe opened for writing, non-blocking, that the sink now owns (it closes it), or a writer of another kind. */
+  constructor(target: number | ChunkWriter, { maxQueuedBytes = MAX_QUEUED_BYTES, onDropped, maxUrgentBytes = MAX_URGENT_BYTES, onUrgentDropped }: PipeSinkOptions = {}) {
+    this.#writer = typeof target === "number" ? socketWriter(target, () => this.#break()) : target;
     this.#access = new ChunkQueue(maxQueuedBytes, new DroppedLines(onDropped));
     this.#urgent = new ChunkQueue(maxUrgentBytes, new DroppedLines(onUrgentDropped));
   }
@@ -67,6 +71,7 @@ export class PipeSink implements AccessSink {
       queue.dropped.add(chunk);
       return false;
     }
+    if (queue === this.#urgent) this.#urgentTaken++;
     if (this.#inFlight === undefined) {
       queue.bytes += chunk.length;
       this.#send(queue, chunk);
@@ -79,13 +84,14 @@ export class PipeSink implements AccessSink {
   #send(queue: ChunkQueue, chunk: Buffer): void {
     this.#inFlight = chunk;
     this.#inFlightQueue = queue;
-    this.#socket.write(chunk, this.#afterWrite);
+    this.#writer.write(chunk, this.#afterWrite);
   }
 
   readonly #afterWrite = (error?: Error | null): void => {
-    // A failed write also emits 'error' (#break), which drops the rest.
-    if (error || this.#inFlight === undefined) return;
+    if (error) return this.#break();
+    if (this.#inFlight === undefined) return;
     this.#inFlightQueue!.bytes -= this.#inFlight.length;
+    if (this.#inFlightQueue === this.#urgent) this.#tellWritten(++this.#urgentWritten);
     this.#inFlight = this.#inFlightQueue = undefined;
     this.#onProgress?.();
     const queue = this.#urgent.waiting ? this.#urgent : this.#access.waiting ? this.#access : undefined;
@@ -106,8 +112,32 @@ export class PipeSink implements AccessSink {
     this.#inFlight = this.#inFlightQueue = undefined;
     this.#urgent.dropAll();
     this.#access.dropAll();
-    this.#socket.destroy();
+    this.#writer.close();
+    this.#tellWritten(Infinity);
     this.#onIdle?.();
+  }
+
+  /**
+   * Resolves once every lifecycle line taken so far is written (or dropped: the sink broke or
+   * ended), or after `timeoutMs` whatever stdout does: a wait before what the lines announce.
+   */
+  lifecycleWritten(timeoutMs: number): Promise<void> {
+    if (this.#urgentWritten >= this.#urgentTaken || this.#broken || this.#ending) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#writtenWaiters = this.#writtenWaiters.filter((waiter) => waiter !== entry);
+        resolve();
+      }, timeoutMs);
+      const entry = { upTo: this.#urgentTaken, resolve: () => (clearTimeout(timer), resolve()) };
+      this.#writtenWaiters.push(entry);
+    });
+  }
+
+  #tellWritten(written: number): void {
+    if (this.#writtenWaiters.length === 0) return;
+    const done = this.#writtenWaiters.filter((waiter) => waiter.upTo <= written);
+    this.#writtenWaiters = this.#writtenWaiters.filter((waiter) => waiter.upTo > written);
+    for (const waiter of done) waiter.resolve();
   }
 
   end(timeoutMs: number): Promise<void> {
@@ -116,7 +146,8 @@ export class PipeSink implements AccessSink {
       const finish = () => {
         clearTimeout(timer);
         this.#onProgress = this.#onIdle = undefined;
-        this.#socket.destroy();
+        this.#writer.close();
+        this.#tellWritten(Infinity);
         resolve();
       };
       // A reader that still takes chunks is waited for; only `timeoutMs` without one written gives up.
@@ -126,6 +157,22 @@ export class PipeSink implements AccessSink {
       this.#onIdle = finish;
     }));
   }
+}
+
+/** Where a {@link PipeSink}'s chunks go, one at a time: `done` once the whole chunk is written (or with the error that ends the writer). */
+export interface ChunkWriter {
+  write(chunk: Buffer, done: (error?: Error | null) => void): void;
+  /** Nothing more is written; a write already in the kernel is left to finish or not. */
+  close(): void;
+}
+
+/** A non-blocking pipe (or a socket of our own) written from the loop through libuv's stream; `onError` is told when it breaks. */
+function socketWriter(fd: number, onError: () => void): ChunkWriter {
+  const socket = new Socket({ fd, readable: false, writable: true });
+  // Nothing is read from it; an idle descriptor must not keep the process alive (writes in flight still do).
+  socket.unref();
+  socket.on("error", onError);
+  return { write: (chunk, done) => void socket.write(chunk, done), close: () => socket.destroy() };
 }
 
 /** The bound on lifecycle lines waiting for stdout: a few hundred lines, far more than a stop or an outage logs. */

@@ -1,8 +1,9 @@
-// Where the process's lines go: when stdout is a pipe (what container runtimes give a container), a non-blocking descriptor of the process's own for every line; a socket no app shares (systemd's journal) too; else lifecycle lines written at once to fd 1 and access lines through sonic-boom.
+// Where the process's lines go: when stdout is a pipe (what container runtimes give a container), a non-blocking descriptor of the process's own for every line; a socket no app shares (systemd's journal) too; a socket the app shares through the thread pool; else lifecycle lines written at once to fd 1 and access lines through sonic-boom.
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { pino } from "pino";
 import { MAX_QUEUED_BYTES, type AccessSink } from "./access-sink.js";
 import { PipeSink, type PipeSinkOptions } from "./pipe-sink.js";
+import { SharedDescriptorWriter } from "./shared-descriptor-writer.js";
 import { sonicBoomSink, type LogDestination } from "./sonic-boom-sink.js";
 
 /** Linux's PIPE_BUF: a write(2) of at most this many bytes to a pipe is atomic, never split or mixed with another writer's. */
@@ -23,6 +24,10 @@ export interface StdoutDestinations {
   openAccessSink(): AccessSink;
   /** Writes out what waits (both kinds), then closes; as {@link AccessSink.end}. */
   end(timeoutMs: number): Promise<void>;
+  /** A write(2) to stdout is still in the kernel on a thread-pool thread (after end(): one that stdout never took), which process.exit() would wait for. */
+  writeStuck?(): boolean;
+  /** Resolves once the lifecycle lines so far are written, or after `timeoutMs`; absent where they are written at once. */
+  lifecycleWritten?(timeoutMs: number): Promise<void>;
 }
 
 /**
@@ -30,21 +35,27 @@ export interface StdoutDestinations {
  * one {@link PipeSink} on a non-blocking descriptor of the process's own, for both kinds of
  * line, opened now: a reader that stops, or an app that fills the shared pipe, then costs lines
  * (dropped past each bound, counted, reported when it reads again) and never blocks the event
- * loop in write(2) (issue 37.3: /healthz took 8 s and SIGTERM went unanswered). Anything else
- * keeps lifecycle lines synchronous on fd 1: a file's and a terminal's writes wait on no reader,
- * and a socket's description is shared with the app in the entrypoint form, so it cannot be made
- * non-blocking for us alone.
+ * loop in write(2) (issue 37.3: /healthz took 8 s and SIGTERM went unanswered). A socket the
+ * app shares (the entrypoint form under systemd: its journal) gets the same sink, its chunks
+ * written one at a time on the thread pool ({@link SharedDescriptorWriter}): the description
+ * stays blocking for the app, and a journal that stops reading holds one pool thread, never the
+ * loop (issue 52.7). Anything else keeps lifecycle lines synchronous on fd 1: a file's and a
+ * terminal's writes wait on no reader.
  */
 export function openStdoutDestinations(options: PipeSinkOptions = {}, source: StdoutSinkSource = {}): StdoutDestinations {
   const fd = source.fd ?? 1;
   const own = reopenPipeNonBlocking(fd, source.procSelfFd ?? "/proc/self/fd") ?? (source.sharedWithApp ? undefined : socketOfOurOwn(fd));
   let pipe: PipeSink | undefined;
+  let sharedWriter: SharedDescriptorWriter | undefined;
   if (own !== undefined) {
     try {
       pipe = new PipeSink(own, options);
     } catch {
       closeQuietly(own);
     }
+  } else if (source.sharedWithApp && isSocket(fd)) {
+    sharedWriter = new SharedDescriptorWriter(fd);
+    pipe = new PipeSink(sharedWriter, options);
   }
   if (pipe !== undefined) {
     const shared = pipe;
@@ -52,6 +63,8 @@ export function openStdoutDestinations(options: PipeSinkOptions = {}, source: St
       lifecycle: { write: (line: string) => void shared.writeUrgent(Buffer.from(line)) },
       openAccessSink: () => shared,
       end: (timeoutMs) => shared.end(timeoutMs),
+      writeStuck: () => sharedWriter?.writing ?? false,
+      lifecycleWritten: (timeoutMs) => shared.lifecycleWritten(timeoutMs),
     };
   }
   let access: AccessSink | undefined;
@@ -59,6 +72,8 @@ export function openStdoutDestinations(options: PipeSinkOptions = {}, source: St
     lifecycle: pino.destination({ dest: fd, sync: true }),
     openAccessSink: () => (access ??= sonicBoomSink(stdoutDestination(fd, options.maxQueuedBytes ?? MAX_QUEUED_BYTES), options)),
     end: async (timeoutMs) => access?.end(timeoutMs),
+    // A file's write waits on the disk alone, a terminal's on no reader that can stall for good.
+    writeStuck: () => false,
   };
 }
 
@@ -70,8 +85,9 @@ export function openStdoutDestinations(options: PipeSinkOptions = {}, source: St
  * entrypoint form); set on fd 1 it would make the app's writes fail with EAGAIN. Opening the
  * pipe again through /proc gives the process a description of its own on the same pipe.
  * Sockets (systemd's journal, a Node parent's stdio, which libuv makes socketpairs) cannot be
- * opened through /proc (ENXIO), so they stay on sonic-boom; so do files (a write to one never
- * waits on a reader, only on the disk, which the thread pool keeps off the loop) and TTYs.
+ * opened through /proc (ENXIO): see socketOfOurOwn and openStdoutDestinations. Files (a write
+ * to one never waits on a reader, only on the disk, which the thread pool keeps off the loop)
+ * and TTYs stay on sonic-boom.
  */
 export function reopenPipeNonBlocking(fd: number, procSelfFd: string): number | undefined {
   let own: number | undefined;
@@ -95,13 +111,17 @@ export function reopenPipeNonBlocking(fd: number, procSelfFd: string): number | 
  * the loop in a lifecycle line's write(2) and a thread-pool thread in sonic-boom's forever, and
  * process.exit() waits for that thread: SIGTERM would never end the process. In the entrypoint
  * form the app writes through the same description, and O_NONBLOCK would hand it EAGAIN: there
- * sonic-boom stays (and the stop waits on the journal as the app's own writes do).
+ * the thread pool writes it (see openStdoutDestinations).
  */
 function socketOfOurOwn(fd: number): number | undefined {
+  return isSocket(fd) ? fd : undefined;
+}
+
+function isSocket(fd: number): boolean {
   try {
-    return fstatSync(fd).isSocket() ? fd : undefined;
+    return fstatSync(fd).isSocket();
   } catch {
-    return undefined;
+    return false;
   }
 }
 
