@@ -4,6 +4,7 @@ import { DEFAULT_WINDOW } from "./frame-types.js";
 import { FrameWriter } from "./frame-writer.js";
 import { NO_QUEUE, type H2Stream } from "./h2-stream.js";
 import { HpackEncoder } from "./hpack-encoder.js";
+import { keepSmallTail } from "./queued-pieces.js";
 
 /** The socket as the connection uses it (a `net.Socket`, or a test's stand-in). */
 export interface H2Transport {
@@ -71,6 +72,8 @@ export class ConnectionOutput {
     this.#sendQueued(stream);
     this.scheduleFlush();
     if (stream.queue.length === 0) return true;
+    // Waiting: a small piece is copied out of the socket read it came in (memory follows octets, never pieces).
+    if (data.length > 0 && stream.queue.at(-1) === data) keepSmallTail(stream.queue);
     stream.wantsWritable = true;
     return false;
   }

@@ -171,6 +171,29 @@ t.test("an h2c app that reads the body and has not answered: what is kept to sen
   await assertHeldByOctets(t, daemon, "/upload", undefined, { headsTaken: () => app.opened(STREAMS), settled: () => app.received(HELD & ~0xffff) });
 });
 
+t.test("bodies kept for a resend, over many connections: one bound for the process (issue 52's soak)", async (t) => {
+  const app = await startSinkApp(t, "read");
+  const daemon = await startTestDaemon(t, ["--upstream", app.url]);
+  const connections = 4;
+  const clients = await Promise.all(Array.from({ length: connections }, () => openSession(daemon.port)));
+  t.teardown(() => clients.forEach((client) => client.destroy()));
+  const before = heldAfterGc();
+  let opened = 0;
+  for (const client of clients) {
+    opened += STREAMS;
+    await trickle(client, "/upload", "application/octet-stream", () => app.opened(opened));
+  }
+  await app.received((connections * HELD) & ~0xffff);
+  const growth = heldAfterGc() - before;
+  const sent = connections * HELD;
+  t.comment(`${sent} octets in 1-octet frames on ${connections} connections, all with the app, none answered: the heap grew ${mib(growth)}`);
+  // Kept per stream (64 KiB each) without a bound for all of them: 4 MiB here, 6.4 MiB a connection of 100 streams.
+  // Bounded: the 1 MiB of the process's budget, in buffers at most twice their octets, and 1 MiB for the rest.
+  const bound = 3 * 1024 * 1024;
+  t.ok(growth < bound, `grew ${mib(growth)}, under ${mib(bound)}`);
+  t.ok(clients.every((client) => !client.closed), "every connection lives");
+});
+
 t.test("HTTP/1.1 bodies in 1-octet chunks, queued behind --max-concurrency with the slot held", async (t) => {
   const app = await startGatedUpstream(t);
   const daemon = await startTestDaemon(t, ["--upstream", app.url, "--max-concurrency", "1", "--max-queue", String(STREAMS)]);

@@ -120,6 +120,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   cancel(): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.#sentBody?.letGo();
     clearTimeout(this.#headTimer);
     clearTimeout(this.#retryTimer);
     this.#stopWaiting();
@@ -288,6 +289,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
 
   #fail(status: number, error: Error, reason: string): void {
     this.#finished = true;
+    this.#sentBody?.letGo();
     clearTimeout(this.#headTimer);
     this.#user.failBeforeHead(status, error, reason);
   }

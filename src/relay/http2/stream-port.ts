@@ -58,6 +58,8 @@ export class StreamPort<User extends StreamUser = StreamUser> {
   #flushing = false;
   /** Both sides ended while the peer's last pieces still wait for the user: closed once they are handed on. */
   #completeWhenDelivered = false;
+  /** The turn (see `currentTurn`) in which a small piece was last handed on at once. */
+  #smallTurn = -1;
 
   constructor(
     readonly connection: H2Connection,
@@ -125,6 +127,19 @@ export class StreamPort<User extends StreamUser = StreamUser> {
       if (chunk.length > 0) (this.#pending ??= new HeldOctets()).append(chunk);
       if (endStream) this.#endPending = true;
       return;
+    }
+    if (chunk.length > 0 && chunk.length < SMALL_PIECE) {
+      // A second small piece in one socket read: held and handed on with the rest of the read as
+      // one, so 1-octet DATA frames reach the app as one frame per read, not one per octet (10
+      // octets on the wire and a frame's work each). The first goes at once: a gRPC message waits for nothing.
+      const turn = currentTurn();
+      if (this.#smallTurn === turn) {
+        (this.#pending = new HeldOctets()).append(chunk);
+        if (endStream) this.#endPending = true;
+        this.deliverLater();
+        return;
+      }
+      this.#smallTurn = turn;
     }
     if (chunk.length > 0) this.#hand(chunk);
     if (endStream && !this.closed) this.within(this.#tellEnd, undefined, undefined);
@@ -249,6 +264,23 @@ export class StreamPort<User extends StreamUser = StreamUser> {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Pieces under this size are coalesced when several come in one read (StreamPort.received). */
+const SMALL_PIECE = 1024;
+
+let turn = 0;
+let turnEnding = false;
+/** A number that changes once the current macrotask's synchronous work (one socket read's frames) is done. */
+function currentTurn(): number {
+  if (!turnEnding) {
+    turnEnding = true;
+    queueMicrotask(endTurn);
+  }
+  return turn;
+}
+function endTurn(): void {
+  turn++;
+  turnEnding = false;
+}
 
 /** The codec's stream events that go to the stream's port as they are, for either side's handler (the listener's, the pool's). */
 export const PORT_EVENTS = {
