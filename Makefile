@@ -20,6 +20,7 @@ EMBEDDED_NODE := node_modules/node-linux-$(HOST_ARCH)/bin/node
 # stream where node 24's ends the connection).
 TAP := $(EMBEDDED_NODE) node_modules/tap/dist/esm/run.mjs
 TSC := $(NODE) node_modules/typescript/bin/tsc
+ESLINT := $(NODE) node_modules/eslint/bin/eslint.js
 ESBUILD := node_modules/.bin/esbuild
 POSTJECT := $(NODE) node_modules/postject/dist/cli.js
 SEA_FUSE := NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2
@@ -65,7 +66,7 @@ help:
 	@echo "make fuzz   a million generated socket tables, a million requests and a million h2 connections, against their references, and the h2 codec's frame reader and HPACK (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
 	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, of all at once, then of h2 beside attackers, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root; SOAK_LOADS=idle,http1,h2c for 10,000 idle HTTP/1.1 and 3,000 idle h2c clients, not yet held: issue 58)"
-	@echo "make lint   type-check only"
+	@echo "make lint   type-check, then eslint (eslint.config.mjs) over src/ test/ bench/"
 	@echo "make clean  remove build output"
 
 node_modules/.installed: package.json package-lock.json
@@ -243,6 +244,7 @@ FORCE:
 
 lint: node_modules/.installed
 	$(TSC) -p tsconfig.json
+	$(ESLINT) --max-warnings 0 src test bench eslint.config.mjs
 
 # Foreign-architecture binaries are built and tested (under qemu) where the cross tools are here;
 # elsewhere their test prints why it skipped. Where podman is installed, the images are built too
