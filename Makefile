@@ -19,7 +19,7 @@ EMBEDDED_NODE := node_modules/node-linux-$(HOST_ARCH)/bin/node
 # the event loop behave as they do for users of the binary (node 20's nghttp2, for one, ends a
 # stream where node 24's ends the connection).
 # Their TypeScript is loaded by that runtime's own type stripping, not ts-node (test/runtime-typescript.mjs says why).
-TAP := TAP_TYPE_STRIP_ONLY=1 $(EMBEDDED_NODE) node_modules/tap/dist/esm/run.mjs --node-arg=--import=./test/runtime-typescript.mjs --node-arg=--experimental-transform-types
+TAP := TAP_TYPE_STRIP_ONLY=1 $(EMBEDDED_NODE) node_modules/tap/dist/esm/run.mjs --node-arg=--import=./test/runtime-typescript.mjs --node-arg=--experimental-transform-types --node-arg=--disable-warning=ExperimentalWarning
 TSC := $(NODE) node_modules/typescript/bin/tsc
 ESLINT := $(NODE) node_modules/eslint/bin/eslint.js
 ESBUILD := node_modules/.bin/esbuild
