@@ -18,8 +18,10 @@ EMBEDDED_NODE := node_modules/node-linux-$(HOST_ARCH)/bin/node
 # tests too) and the soak harnesses run on the embedded runtime: node:http2, nghttp2, llhttp and
 # the event loop behave as they do for users of the binary (node 20's nghttp2, for one, ends a
 # stream where node 24's ends the connection).
-TAP := $(EMBEDDED_NODE) node_modules/tap/dist/esm/run.mjs
+# Their TypeScript is loaded by that runtime's own type stripping, not ts-node (test/runtime-typescript.mjs says why).
+TAP := TAP_TYPE_STRIP_ONLY=1 $(EMBEDDED_NODE) node_modules/tap/dist/esm/run.mjs --node-arg=--import=./test/runtime-typescript.mjs --node-arg=--experimental-transform-types --node-arg=--disable-warning=ExperimentalWarning
 TSC := $(NODE) node_modules/typescript/bin/tsc
+ESLINT := $(NODE) node_modules/eslint/bin/eslint.js
 ESBUILD := node_modules/.bin/esbuild
 POSTJECT := $(NODE) node_modules/postject/dist/cli.js
 SEA_FUSE := NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2
@@ -51,12 +53,13 @@ can_cross = $(and $(shell command -v $(qemu_$(1))),$(shell command -v $(gnu_$(1)
 CROSS_ARCHES := $(filter-out $(HOST_ARCH),$(RELEASE_ARCHES))
 TESTABLE_CROSS_BINARIES := $(foreach arch,$(CROSS_ARCHES),$(if $(call can_cross,$(arch)),dist/readiness-proxy-linux-$(arch)))
 
-.PHONY: help install build release image image-lock lint test run run-entrypoint bench bench-tools fuzz soak soak-cgroup clean
+.PHONY: help install build release image image-lock lint test test-unit run run-entrypoint bench bench-tools fuzz soak soak-cgroup clean
 
 help:
 	@echo "make run    install, build and start the daemon on :8080 (the single binary)"
 	@echo "make run-entrypoint  the same in the entrypoint form, running python3 -m http.server 8000 as the app"
 	@echo "make test   install, build, type-check and run every test (the binary's too)"
+	@echo "make test-unit  the fast tier: the tests that start no process (no daemon process, binary or peer), no build"
 	@echo "make build  dist/readiness-proxy: one executable, Node $(shell cat node_modules/node-linux-$(HOST_ARCH)/package.json 2>/dev/null | sed -n 's/.*\"version\": \"\(.*\)\".*/\1/p') embedded"
 	@echo "make release  dist/readiness-proxy-linux-x64, -linux-arm64 and dist/SHA256SUMS (cross-built; see README.md)"
 	@echo "make image  dist/readiness-proxy-image-linux-x64.tar and -arm64.tar: OCI archives from the release binaries and pinned Debian packages (see README.md)"
@@ -65,7 +68,7 @@ help:
 	@echo "make fuzz   a million generated socket tables, a million requests and a million h2 connections, against their references, and the h2 codec's frame reader and HPACK (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
 	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, of all at once, then of h2 beside attackers, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root; SOAK_LOADS=idle,http1,h2c for 10,000 idle HTTP/1.1 and 3,000 idle h2c clients, not yet held: issue 58)"
-	@echo "make lint   type-check only"
+	@echo "make lint   type-check, then eslint (eslint.config.mjs) over src/ test/ bench/"
 	@echo "make clean  remove build output"
 
 node_modules/.installed: package.json package-lock.json
@@ -243,6 +246,7 @@ FORCE:
 
 lint: node_modules/.installed
 	$(TSC) -p tsconfig.json
+	$(ESLINT) --max-warnings 0 src test bench eslint.config.mjs
 
 # Foreign-architecture binaries are built and tested (under qemu) where the cross tools are here;
 # elsewhere their test prints why it skipped. Where podman is installed, the images are built too
@@ -250,6 +254,11 @@ lint: node_modules/.installed
 TESTABLE_IMAGES := $(if $(shell command -v podman),$(HOST_ARCH:%=dist/readiness-proxy-image-linux-%.tar) $(TESTABLE_CROSS_BINARIES:dist/readiness-proxy-linux-%=dist/readiness-proxy-image-linux-%.tar))
 test: build lint $(FAULTS_BUNDLE) $(TESTABLE_CROSS_BINARIES) $(TESTABLE_IMAGES)
 	$(TAP)
+
+# The fast tier, for the edit loop: the test files test/in-process-tests.mjs computes from their
+# imports (none reaches node:child_process), without coverage. `make test` runs them too.
+test-unit: node_modules/.installed
+	$(TAP) --disable-coverage $$($(NODE) test/in-process-tests.mjs)
 
 run: build
 	./$(BINARY)

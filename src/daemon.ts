@@ -50,6 +50,8 @@ export interface Daemon {
   readonly maintenance: MaintenanceMode | undefined;
   /** Proxied requests in flight. */
   readonly inFlight: InFlightRequests;
+  /** --idle-timeout and --max-request-duration's sweep, on the daemon's clock; undefined with both off. Tests sweep it by hand. */
+  readonly deadlines: StreamDeadlines | undefined;
   /** True while --app-start-wait holds the app's start: a signal then exits at once (CONTRACT §14). */
   readonly holdingApp: boolean;
   /**
@@ -92,7 +94,7 @@ export interface DaemonOptions {
   readonly logWritten?: () => Promise<void>;
   /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
   readonly localH2Services?: readonly LocalH2Service[];
-  /** The readiness cache's clock; tests advance one by hand to count runs per TTL. */
+  /** The readiness cache's and the stream deadlines' clock; tests advance one by hand to count runs per TTL or to time an exchange out. */
   readonly clock?: Clock;
   /**
    * The whole shutdown as a signal starts it (main.ts's, which then exits), for the admin
@@ -196,6 +198,10 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     inFlight,
     timeoutMs: config.shutdownTimeoutMs,
   });
+  const deadlines =
+    config.idleTimeoutMs > 0 || config.maxRequestDurationMs > 0
+      ? new StreamDeadlines({ idleMs: config.idleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault, ...(clock && { clock }) })
+      : undefined;
   const server = new RelayServer({
     health: new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config)),
     drain,
@@ -215,10 +221,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
       garbage: new StreamGarbage(),
       limiter,
       accessLog: createAccessLog(accessLog, config.accessLog),
-      deadlines:
-        config.idleTimeoutMs > 0 || config.maxRequestDurationMs > 0
-          ? new StreamDeadlines({ idleMs: config.idleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault })
-          : undefined,
+      deadlines,
       connectionAge: config.maxConnectionAgeMs > 0 ? { maxAgeMs: config.maxConnectionAgeMs, graceMs: config.maxConnectionAgeGraceMs } : undefined,
       reportFault,
       inFlight,
@@ -316,6 +319,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     shutdown,
     maintenance,
     inFlight,
+    deadlines,
     get holdingApp() {
       return holdingApp;
     },

@@ -54,8 +54,7 @@ export function startCodecRelay(port: number, upstream: URL): Promise<net.Server
       if (app !== undefined && app.canOpenStream) return app;
       const socket = net.connect({ host: upstream.hostname, port: Number(upstream.port) });
       socket.setNoDelay(true);
-      let made: H2Connection | undefined;
-      made = connectionOnSocket(socket, relaySide(() => made!, ignore), { role: "client", clock }, ignore);
+      const made: H2Connection = connectionOnSocket(socket, relaySide(() => made, ignore), { role: "client", clock }, ignore);
       app = made;
       return made;
     };

@@ -16,11 +16,11 @@ function answered(acc) {
   const length = /content-length: *(\d+)/i.exec(acc.subarray(0, end).toString("latin1"));
   return acc.length >= end + 4 + Number(length?.[1] ?? 0);
 }
-let done = 0, open = 0; const socks = [];
+const socks = [];
 function one() { return new Promise((res, rej) => {
   const s = net.connect(port, "127.0.0.1"); socks.push(s);
   let acc = Buffer.alloc(0), finished = false, acked = false;
-  s.on("connect", () => { open++; s.write(proto === "h2" ? H2REQ : H1REQ); });
+  s.on("connect", () => { s.write(proto === "h2" ? H2REQ : H1REQ); });
   s.on("error", rej);
   s.on("close", () => { if (!finished) rej(new Error("closed early")); });
   s.on("data", (d) => {

@@ -1,6 +1,6 @@
 // Section 8: gRPC unary calls (grpc-go, 10 in flight on one channel) to a Go gRPC server, directly and through each proxy, rotated: calls/s, p50/p99 and CPU per call of the proxy.
 import { childPids, cpuMicrosOf, stop } from "../lib/processes.mjs";
-import { median, perRound, ratioList, spread, table } from "../lib/stats.mjs";
+import { perRound, ratioList, spread, table } from "../lib/stats.mjs";
 import { buildGrpcBench, missingGrpc, runGrpcClient, startGrpcServer } from "../targets/grpc-bench.mjs";
 import { startH2Haproxy, startH2ReadinessProxy } from "../targets/h2-peers.mjs";
 import { missingCommand } from "../targets/peers.mjs";

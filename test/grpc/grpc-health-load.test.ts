@@ -75,7 +75,7 @@ t.test(`${SESSIONS * PER_SESSION} Checks and ${SESSIONS * PER_SESSION} Watches a
   });
   const scansBefore = counting.scans();
   const started = performance.now();
-  const watchStatuses = sessions.flatMap((session) => Array.from({ length: PER_SESSION }, () => [] as number[]));
+  const watchStatuses = sessions.flatMap(() => Array.from({ length: PER_SESSION }, () => [] as number[]));
   const watches = sessions.flatMap((session, index) => watchStatuses.slice(index * PER_SESSION, (index + 1) * PER_SESSION).map((statuses) => watch(session, statuses)));
   const checks = sessions.flatMap((session) => Array.from({ length: PER_SESSION }, () => check(session)));
   const checked = await Promise.all(checks);

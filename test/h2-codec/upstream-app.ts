@@ -10,6 +10,7 @@ interface PendingCase {
   requests: number;
   boundMs: number;
   settle: (answer: Answer) => void;
+  fail: (error: unknown) => void;
 }
 
 export class ScriptedApp {
@@ -19,7 +20,11 @@ export class ScriptedApp {
 
   private constructor(server: net.Server) {
     this.#server = server;
-    server.on("connection", (socket) => this.#serve(socket));
+    server.on("connection", (socket) => {
+      // #serve takes the pending case at once; a throw while serving it fails that case's promise.
+      const pending = this.#pending;
+      this.#serve(socket).catch((error: unknown) => (socket.destroy(), pending?.fail(error)));
+    });
   }
 
   static async start(): Promise<ScriptedApp> {
@@ -38,7 +43,7 @@ export class ScriptedApp {
    * RST_STREAMs, GOAWAY, and whether it acknowledged the marker or closed). One client at a time.
    */
   expect(pieces: readonly Buffer[], requests: number, boundMs: number): Promise<Answer> {
-    return new Promise((settle) => (this.#pending = { pieces, requests, boundMs, settle }));
+    return new Promise((settle, fail) => (this.#pending = { pieces, requests, boundMs, settle, fail }));
   }
 
   /** Ends every connection still open (the client's, once the case is read) and the listener. */

@@ -17,8 +17,8 @@ export interface TestUpstream {
   readonly received: ReceivedRequest[];
   /** Replaces how requests are answered; the default echoes 200 "ok". */
   handle(handler: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void): void;
-  /** Replaces the raw handler: called at once, before the body is read (streaming tests). */
-  handleRaw(handler: (req: IncomingMessage, res: ServerResponse) => void): void;
+  /** Replaces the raw handler: called at once, before the body is read (streaming tests); if it rejects, the response is destroyed. */
+  handleRaw(handler: (req: IncomingMessage, res: ServerResponse) => unknown): void;
 }
 
 export async function startUpstream(t: Test): Promise<TestUpstream> {
@@ -26,10 +26,11 @@ export async function startUpstream(t: Test): Promise<TestUpstream> {
   let handler = (_req: IncomingMessage, res: ServerResponse, _body: Buffer) => {
     res.end("ok");
   };
-  let rawHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let rawHandler: ((req: IncomingMessage, res: ServerResponse) => unknown) | undefined;
   const server = createServer((req, res) => {
     if (rawHandler) {
-      rawHandler(req, res);
+      const answering = rawHandler(req, res);
+      if (answering instanceof Promise) answering.catch((error: unknown) => res.destroy(error as Error));
       return;
     }
     const chunks: Buffer[] = [];

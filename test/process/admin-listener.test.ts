@@ -127,7 +127,7 @@ t.test("POST /drain: draining without a stop; a later SIGTERM does not wait the 
 
   const session = h2Connect(t, daemon.port);
   t.equal((await h2Request(session, { ":path": "/healthz" })).status, 200, "an h2 client connected before the drain");
-  const goaway = new Promise<number>((resolve) => session.once("goaway", (code) => resolve(Date.now())));
+  const goaway = new Promise<number>((resolve) => session.once("goaway", () => resolve(Date.now())));
 
   const drainedAt = Date.now();
   const drain = await command(adminPort, "drain");

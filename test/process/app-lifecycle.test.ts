@@ -1,5 +1,5 @@
 // The entrypoint form's §14 parts against the built binary: the start gate (a port made to listen by a helper process, the app's start seen from outside) and --app-stop-signal.
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t, { type Test } from "tap";
@@ -15,7 +15,9 @@ const skip = !binary.built ? "the binary is not built: run make build" : !hasPyt
 /** The app's command line and the marker file it writes once it listens. */
 async function appCommand(t: Test) {
   const appPort = await closedPort();
-  const marker = join(mkdtempSync(join(tmpdir(), "rp-gate-")), "app-started");
+  const dir = mkdtempSync(join(tmpdir(), "rp-gate-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const marker = join(dir, "app-started");
   return { appPort, marker, argv: ["--upstream", `http://127.0.0.1:${appPort}`, "--", process.execPath, APP, String(appPort), marker] };
 }
 

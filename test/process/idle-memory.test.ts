@@ -56,7 +56,10 @@ function idleClient(port: number, protocol: "http1" | "h2c", sockets: Socket[]):
     socket.on("data", (chunk: Buffer) => {
       read = Buffer.concat([read, chunk]);
       if (protocol === "http1") {
-        if (read.includes("hello\n")) (done = true), resolve();
+        if (read.includes("hello\n")) {
+          done = true;
+          resolve();
+        }
         return;
       }
       while (read.length >= 9) {
@@ -64,7 +67,10 @@ function idleClient(port: number, protocol: "http1" | "h2c", sockets: Socket[]):
         if (read.length < 9 + length) break;
         const [type, flags] = [read[3]!, read[4]!];
         if (type === 4 && (flags & 1) === 0) socket.write(frame(4, 1, 0, Buffer.alloc(0)));
-        if (read.readUInt32BE(5) === 1 && (flags & 1) !== 0 && (type === 0 || type === 1)) (done = true), resolve();
+        if (read.readUInt32BE(5) === 1 && (flags & 1) !== 0 && (type === 0 || type === 1)) {
+          done = true;
+          resolve();
+        }
         read = read.subarray(9 + length);
       }
     });

@@ -82,7 +82,7 @@ const table = fc
     return bytes;
   });
 
-t.test("fuzz: generated tables agree with the reference in any chunking", async (t) => {
+t.test("fuzz: generated tables agree with the reference in any chunking", async () => {
   const runs = Number(process.env.FUZZ_RUNS ?? 3000);
   fc.assert(
     fc.property(table, fc.integer({ min: 1, max: 200 }), (bytes, size) => {

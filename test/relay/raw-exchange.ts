@@ -180,7 +180,7 @@ export function exchange(port: number, options: ExchangeOptions): Promise<Exchan
       closed = true;
       finish(undefined);
     });
-    socket.on("connect", async () => {
+    const writePieces = async () => {
       for (const piece of options.pieces) {
         if (closed || !socket.writable) break;
         socket.write(piece);
@@ -189,6 +189,10 @@ export function exchange(port: number, options: ExchangeOptions): Promise<Exchan
       written = true;
       stage = "responses";
       next();
+    };
+    // A throw while writing closes the socket, which finishes the exchange as a close.
+    socket.on("connect", () => {
+      writePieces().catch((error: unknown) => socket.destroy(error as Error));
     });
   });
 }

@@ -1,4 +1,4 @@
-// --idle-timeout and --max-request-duration through a real daemon and real peers (CONTRACT §15): SSE kept alive and cut, a stalled upload, an h2 stream reset CANCEL both ways, a WebSocket, a long stream ended and a late head's 504; each with its log, access line and metric.
+// --idle-timeout and --max-request-duration through a real daemon and real peers (CONTRACT §15): SSE kept alive and cut, a stalled upload, an h2 stream reset CANCEL both ways, a WebSocket, a long stream ended and a late head's 504; each with its log, access line and metric. Time is the daemon's hand-moved clock, swept by hand: nothing waits for a timeout.
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
 import { connect, type AddressInfo, type Socket } from "node:net";
@@ -7,7 +7,7 @@ import { parseCommandLine } from "../../src/cli.js";
 import { h2Connect, startH2Upstream } from "../helpers/h2.js";
 import { startTestDaemon, type TestDaemon } from "../helpers/in-process-daemon.js";
 import { scrapeText, seriesValue, untilSeries } from "../helpers/scrape.js";
-import { deferred } from "../helpers/test-doubles.js";
+import { deferred, ManualClock } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 /** What the daemon recorded about a request ended by a deadline: the throttled warn line, its access line, the metric. */
@@ -42,6 +42,17 @@ function streamFrom(port: number, path: string, onChunk: (text: string) => void 
 
 const ARGS = ["--access-log", "--metrics-listen", "127.0.0.1:0"];
 
+/** A daemon on a hand-moved clock, and `pass(ms)`: that much time goes by, then one sweep of the deadlines (which ends what is due at once). */
+async function daemonOnClock(t: Test, args: string[]) {
+  const clock = new ManualClock();
+  const daemon = await startTestDaemon(t, [...args, ...ARGS], undefined, { clock });
+  const pass = (ms: number) => {
+    clock.time += ms;
+    daemon.deadlines!.sweep();
+  };
+  return { daemon, pass };
+}
+
 t.test("the options: off by default, flag and env, a bad duration is one usage line naming the flag, exit 2", async (t) => {
   const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
     let err = "";
@@ -67,25 +78,31 @@ t.test("the options: off by default, flag and env, a bad duration is one usage l
 t.test("an SSE stream sending every 2 s lives through --idle-timeout 3s; when it stops it is cut after 3 s, both connections closed", async (t) => {
   const upstream = await startUpstream(t);
   const upstreamClosed = deferred();
-  let lastEventAt = 0;
+  const responding = deferred<ServerResponse>();
   upstream.handleRaw((req: IncomingMessage, res: ServerResponse) => {
     res.on("close", () => upstreamClosed.resolve());
     res.writeHead(200, { "content-type": "text/event-stream" });
-    let sent = 0;
-    const send = () => {
-      res.write(`data: ${sent}\n\n`);
-      lastEventAt = performance.now();
-      if (++sent < 4) setTimeout(send, 2000);
-    };
-    send();
+    responding.resolve(res);
     req.resume();
   });
-  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--idle-timeout", "3s", ...ARGS]);
-  const answer = await streamFrom(daemon.port, "/events");
-  const quietMs = performance.now() - lastEventAt;
+  const { daemon, pass } = await daemonOnClock(t, ["--upstream", upstream.url, "--idle-timeout", "3s"]);
+  let arrived = deferred();
+  const answering = streamFrom(daemon.port, "/events", () => arrived.resolve());
+  const res = await responding.promise;
+  // An event every 2 s for 6 s: each sweep sees it moving.
+  for (let sent = 0; sent < 4; sent++) {
+    if (sent > 0) pass(2000);
+    arrived = deferred();
+    res.write(`data: ${sent}\n\n`);
+    await arrived.promise;
+    pass(0);
+  }
+  pass(2999);
+  t.equal(daemon.deadlines!.watching, 1, "not cut after 2,999 ms of quiet");
+  pass(1);
+  const answer = await answering;
   t.equal(answer.body, "data: 0\n\ndata: 1\n\ndata: 2\n\ndata: 3\n\n", "every event arrived: 6 s of a stream that moves every 2 s");
-  t.equal(answer.complete, false, "the response was cut, never a body that looks complete");
-  t.ok(quietMs >= 3000, `cut after ${quietMs.toFixed(0)} ms of quiet, not before 3 s`);
+  t.equal(answer.complete, false, "the response was cut at 3 s of quiet, never a body that looks complete");
   await upstreamClosed.promise;
   t.pass("the app's connection was closed too");
   await checkRecorded(t, daemon, "/events", "idle", 200);
@@ -94,17 +111,27 @@ t.test("an SSE stream sending every 2 s lives through --idle-timeout 3s; when it
 t.test("an upload that stalls is ended by --idle-timeout: no answer, both connections closed", async (t) => {
   const upstream = await startUpstream(t);
   const appSaw = deferred<number>();
+  const appGot100 = deferred();
   upstream.handleRaw((req) => {
     let bytes = 0;
-    req.on("data", (chunk: Buffer) => (bytes += chunk.length));
+    req.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes === 100) appGot100.resolve();
+    });
     req.on("close", () => appSaw.resolve(bytes));
   });
-  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--idle-timeout", "500ms", ...ARGS]);
+  const { daemon, pass } = await daemonOnClock(t, ["--upstream", upstream.url, "--idle-timeout", "500ms"]);
   const socket = connect(daemon.port, "127.0.0.1");
   let received = "";
   socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+  const closed = new Promise((resolve) => socket.on("close", resolve));
   socket.write("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + "a".repeat(100));
-  await new Promise((resolve) => socket.on("close", resolve));
+  await appGot100.promise;
+  pass(0);
+  pass(499);
+  t.equal(daemon.deadlines!.watching, 1, "not ended before 500 ms of quiet");
+  pass(1);
+  await closed;
   t.equal(received, "", "the client got its connection closed, no answer");
   t.equal(await appSaw.promise, 100, "the app's request was cut after the bytes that came");
   await checkRecorded(t, daemon, "/upload", "idle", 0);
@@ -112,20 +139,35 @@ t.test("an upload that stalls is ended by --idle-timeout: no answer, both connec
 
 t.test("--max-request-duration ends a healthy long stream, and answers 504 when no head came", async (t) => {
   const upstream = await startUpstream(t);
+  const slowHeadArrived = deferred();
   upstream.handleRaw((req, res) => {
     req.resume();
-    if (req.url === "/slow-head") return; // never answers
+    if (req.url === "/slow-head") return slowHeadArrived.resolve(); // never answers
     res.writeHead(200, { "content-type": "text/plain" });
-    const timer = setInterval(() => res.write("tick\n"), 50);
+    const timer = setInterval(() => res.write("tick\n"), 5);
     res.on("close", () => clearInterval(timer));
   });
-  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--max-request-duration", "500ms", ...ARGS]);
-  const ticks = await streamFrom(daemon.port, "/ticks");
+  const { daemon, pass } = await daemonOnClock(t, ["--upstream", upstream.url, "--max-request-duration", "500ms"]);
+  const moving = deferred();
+  let ticked = "";
+  const ticking = streamFrom(daemon.port, "/ticks", (text) => {
+    ticked += text;
+    if (ticked.split("\n").length > 4) moving.resolve();
+  });
+  await moving.promise;
+  // Moving all along, and still ended at 500 ms.
+  pass(499);
+  t.equal(daemon.deadlines!.watching, 1, "not ended before 500 ms");
+  pass(1);
+  const ticks = await ticking;
   t.equal(ticks.status, 200);
   t.equal(ticks.complete, false, "cut, not ended cleanly");
   t.ok(ticks.body.split("\n").length > 3, "it was moving when it was ended");
   await checkRecorded(t, daemon, "/ticks", "duration", 200);
-  const late = await streamFrom(daemon.port, "/slow-head");
+  const lateAnswer = streamFrom(daemon.port, "/slow-head");
+  await slowHeadArrived.promise;
+  pass(500);
+  const late = await lateAnswer;
   t.equal(late.status, 504);
   t.match(JSON.parse(late.body), { error: { code: 504 } });
   t.equal(late.complete, true, "a whole 504 of our own");
@@ -140,13 +182,23 @@ t.test("an h2 stream that stops moving: RST_STREAM CANCEL to the client and to t
     stream.respond({ ":status": 200, "content-type": "text/event-stream" });
     stream.write("data: hello\n\n");
   });
-  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--idle-timeout", "500ms", ...ARGS]);
+  const { daemon, pass } = await daemonOnClock(t, ["--upstream", app.url, "--idle-timeout", "500ms"]);
   const session = h2Connect(t, daemon.port);
   const stream = session.request({ ":path": "/h2-events" });
   let body = "";
-  stream.on("data", (chunk: Buffer) => (body += chunk.toString()));
+  const hello = deferred();
+  stream.on("data", (chunk: Buffer) => {
+    body += chunk.toString();
+    hello.resolve();
+  });
   stream.on("error", () => {});
-  const clientCode = await new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  const closed = new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  await hello.promise;
+  pass(0);
+  pass(499);
+  t.equal(daemon.deadlines!.watching, 1, "not reset before 500 ms of quiet");
+  pass(1);
+  const clientCode = await closed;
   t.equal(body, "data: hello\n\n");
   t.equal(clientCode, http2.constants.NGHTTP2_CANCEL, "the client's stream: RST_STREAM CANCEL");
   t.equal(await appReset.promise, http2.constants.NGHTTP2_CANCEL, "the app's stream: RST_STREAM CANCEL");
@@ -157,17 +209,22 @@ t.test("an h2 stream that stops moving: RST_STREAM CANCEL to the client and to t
 t.test("an h2 upload to an h2c app that stalls is ended by --idle-timeout: RST_STREAM CANCEL both ways (the head timeout was cleared for the upload)", async (t) => {
   const app = await startH2Upstream(t);
   const appReset = deferred<number>();
+  const appGotPart = deferred();
   app.handle((stream) => {
-    stream.resume();
+    stream.on("data", () => appGotPart.resolve());
     stream.on("close", () => appReset.resolve(stream.rstCode ?? -1));
   });
   // A head timeout far beyond the test: only the idle timeout can end the stalled upload.
-  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--idle-timeout", "500ms", "--response-header-timeout", "5m", ...ARGS]);
+  const { daemon, pass } = await daemonOnClock(t, ["--upstream", app.url, "--idle-timeout", "500ms", "--response-header-timeout", "5m"]);
   const session = h2Connect(t, daemon.port);
   const stream = session.request({ ":method": "POST", ":path": "/h2-upload" }, { endStream: false });
   stream.on("error", () => {});
+  const closed = new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
   stream.write("part of a body");
-  const clientCode = await new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  await appGotPart.promise;
+  pass(0);
+  pass(500);
+  const clientCode = await closed;
   t.equal(clientCode, http2.constants.NGHTTP2_CANCEL, "the client's stream: RST_STREAM CANCEL");
   t.equal(await appReset.promise, http2.constants.NGHTTP2_CANCEL, "the app's stream: RST_STREAM CANCEL");
   await checkRecorded(t, daemon, "/h2-upload", "idle", 0);
@@ -186,25 +243,32 @@ t.test("a WebSocket tunnel follows --idle-timeout: frames keep it, silence close
     server.closeAllConnections();
     server.close();
   });
-  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "--idle-timeout", "500ms", ...ARGS]);
+  const { daemon, pass } = await daemonOnClock(t, ["--upstream", `http://127.0.0.1:${(server.address() as AddressInfo).port}`, "--idle-timeout", "500ms"]);
   const socket = connect(daemon.port, "127.0.0.1");
   socket.write("GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
   let echoed = "";
   const closed = new Promise((resolve) => socket.on("close", resolve));
-  // A frame every 200 ms for a second: 2.5 times the idle timeout, and it lives.
-  await new Promise<void>((resolve) => {
-    let frames = 0;
-    socket.on("data", (chunk: Buffer) => {
-      echoed += chunk.toString();
-      if (!echoed.includes("\r\n\r\n")) return;
-      if (echoed.endsWith(`frame${frames - 1}`) || frames === 0) {
-        if (frames === 5) return resolve();
-        const next = frames++;
-        setTimeout(() => socket.write(`frame${next}`), 200);
-      }
-    });
+  // A frame every 400 ms for 2 s: 4 times the idle timeout, and it lives.
+  let echo = deferred();
+  socket.on("data", (chunk: Buffer) => {
+    echoed += chunk.toString();
+    echo.resolve();
   });
-  t.match(echoed, /^HTTP\/1\.1 101 [^]*frame0frame1frame2frame3frame4$/, "every frame echoed across 1 s");
+  await echo.promise;
+  for (let frame = 0; frame < 5; frame++) {
+    pass(frame === 0 ? 0 : 400);
+    echo = deferred();
+    socket.write(`frame${frame}`);
+    while (!echoed.endsWith(`frame${frame}`)) {
+      await echo.promise;
+      echo = deferred();
+    }
+    pass(0);
+  }
+  t.match(echoed, /^HTTP\/1\.1 101 [^]*frame0frame1frame2frame3frame4$/, "every frame echoed across 2 s");
+  pass(499);
+  t.equal(daemon.deadlines!.watching, 1, "open until 500 ms of silence");
+  pass(1);
   await closed;
   await upstreamClosed.promise;
   t.pass("then silence closed the client's and the app's side");
@@ -222,37 +286,54 @@ t.test("translated both ways: h2 client to an HTTP/1.1 app (idle: RST_STREAM CAN
     res.writeHead(200, { "content-type": "text/event-stream" });
     res.write("data: one\n\n");
   });
-  const toH1 = await startTestDaemon(t, ["--upstream", h1App.url, "--upstream-protocol", "http1", "--idle-timeout", "500ms", ...ARGS]);
+  const { daemon: toH1, pass: passH1 } = await daemonOnClock(t, ["--upstream", h1App.url, "--upstream-protocol", "http1", "--idle-timeout", "500ms"]);
   const session = h2Connect(t, toH1.port);
   const stream = session.request({ ":path": "/h2-to-h1" });
-  stream.on("data", () => {});
+  const one = deferred();
+  stream.on("data", () => one.resolve());
   stream.on("error", () => {});
-  t.equal(await new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1))), http2.constants.NGHTTP2_CANCEL, "h2 client: RST_STREAM CANCEL");
+  const closed = new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  await one.promise;
+  passH1(0);
+  passH1(500);
+  t.equal(await closed, http2.constants.NGHTTP2_CANCEL, "h2 client: RST_STREAM CANCEL");
   await h1Closed.promise;
   t.pass("the HTTP/1.1 app's connection closed");
   await checkRecorded(t, toH1, "/h2-to-h1", "idle", 200);
 
   const h2App = await startH2Upstream(t);
   const appReset = deferred<number>();
+  let lateArrived = deferred();
   h2App.handle((h2Stream, headers) => {
-    if (String(headers[":path"]).startsWith("/late")) return; // never answers
+    if (String(headers[":path"]).startsWith("/late")) return lateArrived.resolve(); // never answers
     h2Stream.on("close", () => appReset.resolve(h2Stream.rstCode ?? -1));
     h2Stream.respond({ ":status": 200 });
-    const timer = setInterval(() => h2Stream.write("tick\n"), 50);
+    const timer = setInterval(() => h2Stream.write("tick\n"), 5);
     h2Stream.on("close", () => clearInterval(timer));
   });
-  const toH2c = await startTestDaemon(t, ["--upstream", h2App.url, "--upstream-protocol", "h2c", "--max-request-duration", "500ms", ...ARGS]);
-  const ticks = await streamFrom(toH2c.port, "/h1-to-h2c");
+  const { daemon: toH2c, pass } = await daemonOnClock(t, ["--upstream", h2App.url, "--upstream-protocol", "h2c", "--max-request-duration", "500ms"]);
+  const ticking = deferred();
+  const ticksAnswer = streamFrom(toH2c.port, "/h1-to-h2c", () => ticking.resolve());
+  await ticking.promise;
+  pass(500);
+  const ticks = await ticksAnswer;
   t.same([ticks.status, ticks.complete], [200, false], "HTTP/1.1 client: cut");
   t.equal(await appReset.promise, http2.constants.NGHTTP2_CANCEL, "the h2c app's stream: RST_STREAM CANCEL");
   await checkRecorded(t, toH2c, "/h1-to-h2c", "duration", 200);
-  const late = await streamFrom(toH2c.port, "/late");
+  const lateAnswer = streamFrom(toH2c.port, "/late");
+  await lateArrived.promise;
+  pass(500);
+  const late = await lateAnswer;
   t.same([late.status, late.complete], [504, true], "no head within the duration: 504");
   await checkRecorded(t, toH2c, "/late", "duration", 504);
+  lateArrived = deferred();
   const h2Late = h2Connect(t, toH2c.port).request({ ":path": "/late-h2" });
   h2Late.on("data", () => {});
   h2Late.on("error", () => {});
-  t.equal(await new Promise<number>((resolve) => h2Late.on("response", (headers) => resolve(Number(headers[":status"])))), 504, "an h2 client of the h2c app: 504 too");
+  const lateStatus = new Promise<number>((resolve) => h2Late.on("response", (headers) => resolve(Number(headers[":status"]))));
+  await lateArrived.promise;
+  pass(500);
+  t.equal(await lateStatus, 504, "an h2 client of the h2c app: 504 too");
   await new Promise((resolve) => h2Late.on("close", resolve));
   await checkRecorded(t, toH2c, "/late-h2", "duration", 504);
 });
@@ -260,14 +341,26 @@ t.test("translated both ways: h2 client to an HTTP/1.1 app (idle: RST_STREAM CAN
 t.test("a head slower than --idle-timeout is the head timeout's business: the answer comes whole, over HTTP/1.1 and h2", async (t) => {
   const upstream = await startUpstream(t);
   // Three times the idle timeout before the head, with the request all sent.
-  upstream.handle((_req, res) => setTimeout(() => res.end("late but fine"), 900));
-  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--upstream-protocol", "http1", "--idle-timeout", "300ms", ...ARGS]);
-  t.same(await streamFrom(daemon.port, "/slow-head"), { status: 200, body: "late but fine", complete: true });
+  let arrived = deferred<ServerResponse>();
+  upstream.handle((_req, res) => arrived.resolve(res));
+  const { daemon, pass } = await daemonOnClock(t, ["--upstream", upstream.url, "--upstream-protocol", "http1", "--idle-timeout", "300ms"]);
+  const answer = streamFrom(daemon.port, "/slow-head");
+  const res = await arrived.promise;
+  pass(0);
+  pass(900);
+  res.end("late but fine");
+  t.same(await answer, { status: 200, body: "late but fine", complete: true });
+  arrived = deferred<ServerResponse>();
   const session = h2Connect(t, daemon.port);
   const stream = session.request({ ":path": "/slow-head-h2" });
   let body = "";
   stream.on("data", (chunk: Buffer) => (body += chunk.toString()));
-  const code = await new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  const closed = new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1)));
+  const h2Res = await arrived.promise;
+  pass(0);
+  pass(900);
+  h2Res.end("late but fine");
+  const code = await closed;
   t.same([code, body], [http2.constants.NGHTTP2_NO_ERROR, "late but fine"]);
   t.notOk(daemon.logs.records.some((record) => record.timeout !== undefined), "nothing ended by a deadline");
 });

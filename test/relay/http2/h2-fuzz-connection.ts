@@ -130,7 +130,7 @@ function interleave(units: Buffer[][][], order: readonly number[], strays: Conne
 }
 
 function mutateFrames(frames: Buffer[], mutations: readonly FrameMutation[]): Buffer[] {
-  let out = [...frames];
+  const out = [...frames];
   for (const { kind, at, value } of mutations) {
     if (out.length === 0) break;
     const index = at % out.length;
