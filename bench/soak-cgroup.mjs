@@ -220,7 +220,7 @@ try {
     try {
       const rssMb = rssAnonMb(proxy.pid);
       // NaN once it is killed: a zombie's status has no RssAnon line.
-      if (Number.isFinite(rssMb)) samples.push({ usage: cgroup.usageBytes(), anon: cgroup.anonBytes(), rssMb });
+      if (Number.isFinite(rssMb)) samples.push({ usage: cgroup.usageBytes(), anon: cgroup.anonBytes(), kernel: cgroup.kernelBytes(), rssMb });
     } catch {
       // The proxy is gone and reaped: the checks below say so.
     }
@@ -261,7 +261,7 @@ try {
       }),
       `proxy: ${alive ? "alive" : `exited (${proxy.signalCode ?? `code ${proxy.exitCode}`}) ${diedAfterS?.toFixed(1)} s into the load`}, GET /small after the load: ${answer}, OOM kills in the group: ${oomKills}`,
       `cgroup memory, limit ${(limitBytes / MB).toFixed(0)} MiB: peak ${(peak / MB).toFixed(1)} MiB (kernel's high-water mark, page cache included), ` +
-        `most sampled ${(most("usage") / MB).toFixed(1)} MiB, of it anonymous at most ${(most("anon") / MB).toFixed(1)} MiB (every ${SAMPLE_MS / 1000} s)`,
+        `most sampled ${(most("usage") / MB).toFixed(1)} MiB, of it anonymous at most ${(most("anon") / MB).toFixed(1)} MiB, the kernel's own (sockets, slabs) at most ${(most("kernel") / MB).toFixed(1)} MiB (every ${SAMPLE_MS / 1000} s)`,
       `proxy RssAnon: idle ${idleRssMb.toFixed(1)} MB, at most ${most("rssMb").toFixed(1)} MB, ${alive ? "after the load" : "at the last sample"} ${samples.at(-1)?.rssMb.toFixed(1)} MB`,
     ].join("\n"),
   );

@@ -70,6 +70,16 @@ export function createMemoryCgroup({ version, parent }, name, limitBytes) {
     peakBytes: () => (existsSync(file("memory.peak", "memory.max_usage_in_bytes")) ? Number(read(file("memory.peak", "memory.max_usage_in_bytes"))) : NaN),
     /** Anonymous memory only: what cannot be dropped the way page cache can. */
     anonBytes: () => keyed(file("memory.stat", "memory.stat"), version === 2 ? "anon" : "rss"),
+    /**
+     * The kernel's own memory charged to the group: its socket structures and slabs (v1's kmem; v2's
+     * "kernel" line, or slab plus sock before Linux 5.18). NaN where the kernel does not say.
+     */
+    kernelBytes: () => {
+      if (version === 1) return existsSync(file("", "memory.kmem.usage_in_bytes")) ? Number(read(file("", "memory.kmem.usage_in_bytes"))) : NaN;
+      const stat = file("memory.stat", "");
+      const kernel = keyed(stat, "kernel");
+      return Number.isNaN(kernel) ? keyed(stat, "slab") + keyed(stat, "sock") : kernel;
+    },
     /** Processes the OOM killer killed in this group (NaN where the kernel does not count them). */
     oomKills: () => keyed(file("memory.events", "memory.oom_control"), "oom_kill"),
     /** Removes the group once its processes are gone (they may take a moment to be reaped). */

@@ -6,8 +6,10 @@ export const ENTRY_OVERHEAD = 32;
 /** The ring's first size, a power of two: a peer's few indexed fields. */
 const FIRST_SIZE = 4;
 
-/** Called with each entry's absolute sequence number as it is evicted (the encoder's index follows it). */
-export type EvictionListener = (name: string, value: string, sequence: number) => void;
+/** Told each entry's absolute sequence number as it is evicted (the encoder's index follows it); an object, not a closure per table. */
+export interface EvictionListener {
+  evicted(name: string, value: string, sequence: number): void;
+}
 
 /**
  * Entries as latin1 strings (one char per octet, so `length` is the octet count): an indexed field
@@ -75,7 +77,7 @@ export class DynamicTable {
       const name = this.names[this.head] as string;
       const value = this.values[this.head] as string;
       this.size -= ENTRY_OVERHEAD + name.length + value.length;
-      this.onEvict?.(name, value, this.nextSequence - this.length);
+      this.onEvict?.evicted(name, value, this.nextSequence - this.length);
       this.names[this.head] = "";
       this.values[this.head] = "";
       this.head = (this.head + 1) & mask;

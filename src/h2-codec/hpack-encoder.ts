@@ -1,6 +1,6 @@
 // The HPACK encoder (RFC 7541 §6): a flat [name, value, ...] list to a header block, indexing what nghttp2 indexes.
 import type { ByteBuffer } from "./byte-buffer.js";
-import { DynamicTable, ENTRY_OVERHEAD } from "./hpack-dynamic-table.js";
+import { DynamicTable, ENTRY_OVERHEAD, type EvictionListener } from "./hpack-dynamic-table.js";
 import { huffmanEncode, huffmanEncodedLength } from "./hpack-huffman-encode.js";
 import { STATIC_LOOKUP, STATIC_TABLE_LENGTH } from "./hpack-static-table.js";
 
@@ -54,7 +54,7 @@ export interface HpackEncoderOptions {
 const DEFAULT_TABLE_SIZE = 4096;
 
 /** One per connection and direction; every block it makes must be sent, in order, or the peer's table desynchronises. */
-export class HpackEncoder {
+export class HpackEncoder implements EvictionListener {
   private readonly ownMax: number;
   private readonly huffman: boolean;
   private readonly facts: ReadonlyMap<string, NameFacts>;
@@ -70,7 +70,7 @@ export class HpackEncoder {
     this.huffman = options.huffman ?? true;
     this.facts = options.notIndexed === undefined ? DEFAULT_FACTS : buildFacts(options.notIndexed);
     const initial = Math.min(this.ownMax, DEFAULT_TABLE_SIZE);
-    this.table = new DynamicTable(initial, (name, value, sequence) => this.forget(name, value, sequence));
+    this.table = new DynamicTable(initial, this);
     // A table smaller than the protocol's initial 4,096 has to be announced before the first field.
     this.updatePending = initial < DEFAULT_TABLE_SIZE;
   }
@@ -144,8 +144,8 @@ export class HpackEncoder {
     entry.values.set(value, before);
   }
 
-  /** Drops an evicted entry from the lookup where it was the newest for its name or value. */
-  private forget(name: string, value: string, sequence: number): void {
+  /** The table's (EvictionListener): drops an evicted entry from the lookup where it was the newest for its name or value. */
+  evicted(name: string, value: string, sequence: number): void {
     const entry = this.names.get(name);
     if (entry === undefined) return;
     if (entry.values.get(value) === sequence) entry.values.delete(value);

@@ -10,7 +10,7 @@ import type { StreamIds } from "./stream-ids.js";
 /** What the table needs of its connection. */
 export interface StreamTableOwner {
   /** The connection has ended: what a stream held of the window is nobody's to give back. */
-  closed(): boolean;
+  readonly closed: boolean;
   /** A stream left: after GOAWAY either way, the connection may be done. */
   streamGone(): void;
 }
@@ -69,7 +69,7 @@ export class StreamTable {
     // A stream that ends while its user still holds body octets: they are the connection's again.
     if (stream.held > 0) {
       const owed = this.#windows.settle(stream, stream.held);
-      if (!this.#owner.closed()) this.#windows.returnToConnection(owed);
+      if (!this.#owner.closed) this.#windows.returnToConnection(owed);
       stream.held = 0;
     }
     this.streams.delete(stream.id);

@@ -99,8 +99,12 @@ export class ConnectionLimit implements ClientConnectionCounts {
 
   #count(socket: Socket): void {
     this.open++;
-    socket.once("close", () => this.#ended());
+    // One function for every socket, and `on` (a socket closes once): `once` and a closure were
+    // two more objects per idle connection.
+    socket.on("close", this.#socketClosed);
   }
+
+  readonly #socketClosed = (): void => this.#ended();
 
   #ended(): void {
     this.open--;

@@ -14,10 +14,12 @@ const CONNECTIONS = 2_000;
 const BATCH = 100;
 /**
  * KiB of RssAnon per idle connection, with a margin over what this test read on a loaded machine
- * (HTTP/1.1 3.5-4.2, h2c 6.9 since the lazy codec state, 8.6 before it; before, 9.0 and 27.6: each HTTP/1.1 connection held its parser until a
- * quiet sweep, each h2 one its 64 KB output buffer). The goal is 4 and 8.
+ * (HTTP/1.1 2.9-3.1 and h2c 5.7-7.0 with a load average of 10, since the connections became their
+ * own handlers and the socket listeners are shared; before, HTTP/1.1 3.5-4.2, h2c 6.9 since the
+ * lazy codec state, 8.6 before it; before that, 9.0 and 27.6: each HTTP/1.1 connection held its
+ * parser until a quiet sweep, each h2 one its 64 KB output buffer). The goal is 4 and 8.
  */
-const LIMIT_KIB = { http1: 7, h2c: 10 };
+const LIMIT_KIB = { http1: 5, h2c: 9 };
 /** RssAnon is read this often while the proxy's sweep parks what the exchanges lent, for at most SETTLE_MS. */
 const SAMPLE_MS = 250;
 const SETTLE_MS = 6_000;

@@ -125,6 +125,30 @@ t.test("--max-connections", { skip: !binary.built && "dist/readiness-proxy is no
     newcomer.socket.destroy();
   });
 
+  // The HTTP/1.1 reader's listeners come off the socket when it turns out to be h2 (prior
+  // knowledge): the limit's own close listener, put on at admission, used to go with them, so
+  // every h2c connection that closed stayed counted until new ones were refused.
+  t.test("an h2 connection that closes is no longer counted", async (t) => {
+    const app = await holdingApp(t);
+    const { daemon, metricsPort } = await start(t, 2, app.url);
+    for (let i = 0; i < 2; i++) {
+      const session = http2.connect(`http://127.0.0.1:${daemon.port}`);
+      session.on("error", () => {});
+      await new Promise<void>((resolve, reject) => {
+        const stream = session.request({ ":path": "/health" });
+        stream.on("error", reject);
+        stream.resume();
+        stream.on("end", () => resolve());
+      });
+      await new Promise<void>((resolve) => session.close(() => resolve()));
+    }
+    await untilSeries(metricsPort, "readiness_proxy_client_connections", 0);
+    const later = new RawClient(daemon.port);
+    await later.exchange("/health");
+    t.equal(seriesValue(await scrapeText(metricsPort), "readiness_proxy_client_connections_shed_total"), 0, "nothing was shed to admit it");
+    later.socket.destroy();
+  });
+
   t.test("with every connection busy a new one waits unread, and is served once one ends", async (t) => {
     const app = await holdingApp(t);
     const { daemon, metricsPort } = await start(t, 2, app.url);

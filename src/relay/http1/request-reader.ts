@@ -4,6 +4,15 @@ import type { HttpParser, ParseError, ParserHandler } from "./llhttp-binding.js"
 import type { ParserPool } from "./parser-pool.js";
 import { PAUSED_FOR_UPGRADE, ReadGate } from "./read-gate.js";
 
+/** The connection a reader reads for: its parser's handler, told each read's result after its callbacks ran. */
+export interface ReadOwner extends ParserHandler {
+  afterRead(result: number | ParseError): void;
+}
+
+/** Where a client socket keeps its reader, for the one `data` listener every socket shares. */
+const READER = Symbol("request reader");
+type ReaderSocket = Socket & { [READER]: RequestReader | undefined };
+
 /** The 24-byte preface (RFC 9113 §3.4), which llhttp reads as `PRI * HTTP/2.0` and stops after. */
 const H2_PREFACE_LENGTH = 24;
 
@@ -19,8 +28,7 @@ export class RequestReader {
   readonly gate: ReadGate;
   readonly #socket: Socket;
   readonly #pool: ParserPool;
-  readonly #handler: ParserHandler;
-  readonly #onRead: (result: number | ParseError) => void;
+  readonly #owner: ReadOwner;
   #parser: HttpParser | undefined;
   /** The parser reads the handle (consumed); false: reads come as `data` events to parse(). */
   #onHandle = false;
@@ -33,23 +41,26 @@ export class RequestReader {
   /** An upgrade head was parsed: the bytes after it, kept unparsed for a tunnel (see holdForUpgrade). */
   #upgradeRest: Buffer[] | undefined;
 
-  /** `onRead` gets each read's result, after its callbacks to `handler` ran. */
-  constructor(socket: Socket, pool: ParserPool, handler: ParserHandler, onRead: (result: number | ParseError) => void) {
+  constructor(socket: Socket, pool: ParserPool, owner: ReadOwner) {
     this.#socket = socket;
     this.#pool = pool;
-    this.#handler = handler;
-    this.#onRead = onRead;
+    this.#owner = owner;
     this.gate = new ReadGate(socket, false);
     // The listener keeps the socket flowing, so its end is seen; reads reach this only while no
-    // parser reads the handle. A throw in a parse ends this connection only.
-    socket.on("data", (data: Buffer) => {
-      try {
-        this.parse(data);
-      } catch (error) {
-        handler.onFault(error);
-      }
-    });
+    // parser reads the handle. One function for every socket, finding its reader on the socket.
+    (socket as ReaderSocket)[READER] = this;
+    socket.on("data", RequestReader.#socketData);
   }
+
+  /** A throw in a parse ends this connection only. */
+  static readonly #socketData = function (this: ReaderSocket, data: Buffer): void {
+    const reader = this[READER] as RequestReader;
+    try {
+      reader.parse(data);
+    } catch (error) {
+      reader.#owner.onFault(error);
+    }
+  };
 
   /** Whether a parser is lent to this connection now. */
   get hasParser(): boolean {
@@ -63,10 +74,10 @@ export class RequestReader {
       return;
     }
     this.#readSinceSweep = true;
-    const parser = (this.#parser ??= this.#pool.lend(this.#handler));
+    const parser = (this.#parser ??= this.#pool.lend(this.#owner));
     this.#streamRead = data;
     try {
-      this.#onRead(parser.execute(data));
+      this.#owner.afterRead(parser.execute(data));
     } finally {
       this.#streamRead = undefined;
     }
@@ -79,7 +90,7 @@ export class RequestReader {
 
   #onHandleRead(result: number | ParseError): void {
     this.#readSinceSweep = true;
-    this.#onRead(result);
+    this.#owner.afterRead(result);
   }
 
   /** The read being parsed (what follows an upgrade head, or the HTTP/2 preface, is in it). */
@@ -121,7 +132,9 @@ export class RequestReader {
 
   /** The socket is another's now (a tunnel, HTTP/2): parsing stops and the bytes kept after an upgrade head are handed over. */
   handOver(): Buffer {
-    this.#socket.removeAllListeners("data");
+    this.#socket.removeListener("data", RequestReader.#socketData);
+    // Not deleted: a delete would turn the socket's properties into a dictionary.
+    (this.#socket as ReaderSocket)[READER] = undefined;
     this.stop();
     const rest = Buffer.concat(this.#upgradeRest ?? []);
     this.#upgradeRest = undefined;
@@ -134,7 +147,7 @@ export class RequestReader {
    * timer and held the drain for 10 s), and closing with bytes unread would reset our answer.
    */
   discardInput(): void {
-    this.#socket.removeAllListeners("data");
+    this.#socket.removeListener("data", RequestReader.#socketData);
     this.#socket.on("data", () => {});
     this.stop();
   }

@@ -41,6 +41,15 @@ const MAX_HEADER_LIST_BYTES = 16 * 1024;
 const ADVANCE_LIMIT = 4 * 1024 * 1024;
 const clock = performance.now.bind(performance);
 
+/** Where a client socket keeps its state, for the one close listener every socket shares. */
+const STATE = Symbol("h2 connection state");
+type StateSocket = Socket & { [STATE]: ConnectionState };
+
+function stateClosed(this: StateSocket): void {
+  const state = this[STATE];
+  state.listener.closed(state);
+}
+
 /**
  * One client connection: its codec, its idle and head clocks, and what its codec tells it. A
  * class, its handler methods on the prototype: an object of closures per connection was about
@@ -56,7 +65,7 @@ class ConnectionState implements IdleMember, H2ConnectionHandler {
 
   constructor(
     readonly socket: Socket,
-    private readonly listener: H2Listener,
+    readonly listener: H2Listener,
     private readonly remoteAddress: string | undefined,
     now: number,
   ) {
@@ -156,17 +165,22 @@ export class H2Listener {
     const age = this.#parts.context.connectionAge;
     if (age !== undefined) state.cancelAge = scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(state, age.graceMs));
     this.#connections.add(state);
-    // `on`: a socket closes once, and `once` would wrap the listener in one more closure per connection.
-    socket.on("close", () => {
-      state.cancelAge();
-      this.#connections.delete(state);
-      this.#limit?.forget(state);
-    });
+    // One function for every socket, finding its state on the socket; `on`: a socket closes once,
+    // and `once` would wrap the listener in one more closure per connection.
+    (socket as StateSocket)[STATE] = state;
+    socket.on("close", stateClosed);
     this.#limit?.opened(state);
     connection.receive(rest.length === 0 ? H2_PREFACE : Buffer.concat([H2_PREFACE, rest]));
     socket.resume();
     // Opened during the drain: told at once that it is the last.
     if (this.#closing) connection.shutdown();
+  }
+
+  /** Its socket closed: nothing of it is kept. */
+  closed(state: ConnectionState): void {
+    state.cancelAge();
+    this.#connections.delete(state);
+    this.#limit?.forget(state);
   }
 
   /** Its connection's last stream ended: idle from now, for the sweep and the shedding order. */
