@@ -1,5 +1,5 @@
 // A new replica's first seconds: CPU per request and p99 in each of the first ten 1-s slices after /readyz turns 200, against the same process's steady state; HTTP/1.1 (closed loop and a fixed rate) and gRPC; nginx beside as the no-warm-up reference.
-// Usage: node bench/warm-up.mjs [--rounds 2] [--app-start-ms 1500] [--baseline BINARY] [--binary BINARY] [--loads http1,fixed,grpc]
+// Usage: node bench/warm-up.mjs [--rounds 2] [--app-start-ms 1500] [--baseline BINARY] [--binary BINARY] [--loads http1,fixed,grpc,ready-at-once]
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,7 +43,8 @@ async function freshRun(contender, load) {
   const grpc = load === "grpc";
   const proxy =
     contender.kind === "proxy"
-      ? start([contender.binary, "--listen", `127.0.0.1:${PROXY_PORT}`, "--upstream", `http://127.0.0.1:${APP_PORT}`, "--log-level", "warn"], { stdout: "ignore" })
+      ? // The sidecar form as deployed: the app's port a required listener, so /readyz fails while the app starts (the warm-up's time).
+        start([contender.binary, "--listen", `127.0.0.1:${PROXY_PORT}`, "--upstream", `http://127.0.0.1:${APP_PORT}`, "--readiness-required-listener", String(APP_PORT), "--log-level", "warn"], { stdout: "ignore" })
       : undefined;
   const startedAt = performance.now();
   await new Promise((resolve) => setTimeout(resolve, APP_START_MS));
@@ -103,10 +104,39 @@ function quantile(values, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+/** An app that listens at once (the upstream already up): exec to the first /readyz 200, polled every 2 ms, rounds rotated. */
+async function execToReady(contender) {
+  const startedAt = performance.now();
+  const proxy = start([contender.binary, "--listen", `127.0.0.1:${PROXY_PORT}`, "--upstream", `http://127.0.0.1:${APP_PORT}`, "--readiness-required-listener", String(APP_PORT), "--log-level", "warn"], { stdout: "ignore" });
+  try {
+    for (let asked = 0; asked < 5000; asked++) {
+      const status = await fetch(`http://127.0.0.1:${PROXY_PORT}/readyz`).then((reply) => reply.status, () => 0);
+      if (status === 200) return performance.now() - startedAt;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    throw new Error("never ready");
+  } finally {
+    await stop(proxy);
+  }
+}
+
+if (loads.includes("ready-at-once")) {
+  const app = await startUpstreamNginx(APP_PORT);
+  const times = new Map();
+  try {
+    for (let round = 0; round < rounds * 5; round++) {
+      for (const contender of contenders.filter((candidate) => candidate.kind === "proxy")) times.set(contender.name, [...(times.get(contender.name) ?? []), await execToReady(contender)]);
+    }
+  } finally {
+    await stop(app.child);
+  }
+  for (const [name, values] of times) console.log(`exec to the first /readyz 200, an app already listening: ${name}: median ${median(values).toFixed(0)} ms (${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)}), ${values.length} runs`);
+}
+
 const results = new Map();
 for (let round = 0; round < rounds; round++) {
   for (const load of loads) {
-    if (load === "grpc" && !grpcProgram) continue;
+    if (load === "ready-at-once" || (load === "grpc" && !grpcProgram)) continue;
     for (const contender of contenders) {
       if (load === "grpc" && contender.kind === "nginx") continue;
       const run = await freshRun(contender, load);

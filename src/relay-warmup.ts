@@ -116,12 +116,12 @@ class WarmUpParts {
       closers.push(() => closeServer(app));
       // The h2c app: a relay of our own whose only service answers every gRPC call SERVING (our codec's server side).
       const grpcApp = relayFor(context, options, appPort, appPort, [servingEveryCall()], "auto");
-      const grpcPort = (await grpcApp.sockets.listen({ host: "127.0.0.1", port: 0 })).port;
-      closers.push(() => closeRelay(grpcApp));
+      closers.push(grpcApp.close);
+      const grpcPort = (await grpcApp.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port;
       // The relay warmed: HTTP/1.1 to the first app, h2 to the second, as the daemon's protocol choice says.
       const relay = relayFor(context, options, appPort, grpcPort, [], options.upstreamProtocol);
-      const origin = `http://127.0.0.1:${(await relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port}`;
-      closers.push(() => closeRelay(relay));
+      closers.push(relay.close);
+      const origin = `http://127.0.0.1:${(await relay.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port}`;
       const http1 = Array.from({ length: CLIENTS }, () => new HttpHealthProbe({ origin, path: "/warm-up", timeoutMs: 2_000 }));
       const grpc = Array.from({ length: CLIENTS }, () => new GrpcHealthProbe({ origin, service: "warm-up", timeoutMs: 2_000 }));
       closers.push(async () => {
@@ -129,7 +129,7 @@ class WarmUpParts {
       });
       return new WarmUpParts(http1, grpc, closers);
     } catch (error) {
-      for (const close of closers.reverse()) await close();
+      for (const close of closers.reverse()) await close().catch(() => {});
       throw error;
     }
   }
@@ -153,7 +153,15 @@ function privateContext(context: RelayContext, log: Logger): RelayContext {
   };
 }
 
-function relayFor(context: RelayContext, options: WarmUpOptions, http1Port: number, h2Port: number, localServices: LocalH2Service[], upstreamProtocol: UpstreamProtocol): RelayServer {
+/** A relay as the daemon makes one, its HTTP/1.1 app at `http1Port` and its h2c app at `h2Port`; `close` ends its connections, pools and sockets. */
+function relayFor(
+  context: RelayContext,
+  options: WarmUpOptions,
+  http1Port: number,
+  h2Port: number,
+  localServices: LocalH2Service[],
+  upstreamProtocol: UpstreamProtocol,
+): { relay: RelayServer; close: () => Promise<void> } {
   const pool = new UpstreamPool({ address: { host: "127.0.0.1", port: http1Port }, idleTimeoutMs: 4_000, onUnaskedBytes: () => {}, onFault: context.reportFault });
   const h2cPool = new H2cPool({ host: "127.0.0.1", port: h2Port, idleTimeoutMs: 4_000, settingsTimeoutMs: 2_000, reportFault: context.reportFault });
   const relay = new RelayServer({
@@ -164,14 +172,14 @@ function relayFor(context: RelayContext, options: WarmUpOptions, http1Port: numb
     http2: { upstreamProtocol, h2cPool: () => h2cPool, localServices },
     context,
   });
-  closingPools.set(relay, () => {
+  const close = async () => {
+    relay.closeAllConnections();
     pool.close();
     h2cPool.close();
-  });
-  return relay;
+    await new Promise<void>((resolve) => relay.close(() => resolve()));
+  };
+  return { relay, close };
 }
-
-const closingPools = new WeakMap<RelayServer, () => void>();
 
 function servingEveryCall(): LocalH2Service {
   const answer = framedHealthCheckResponse(SERVING_STATUS.SERVING);
@@ -215,10 +223,4 @@ async function listenLoopback(server: Server): Promise<number> {
 
 async function closeServer(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
-async function closeRelay(relay: RelayServer): Promise<void> {
-  relay.closeAllConnections();
-  closingPools.get(relay)?.();
-  await new Promise<void>((resolve) => relay.close(() => resolve()));
 }
