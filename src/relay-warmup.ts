@@ -55,6 +55,12 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
   const started = performance.now();
   const exchanges = options.exchanges ?? DEFAULT_EXCHANGES;
   const deadline = started + (options.maxMs ?? DEFAULT_MAX_MS);
+  // Asked before anything is opened: an app that listens at once pays for no part of the warm-up.
+  if (await options.ready().catch(() => true)) {
+    const outcome = { http1: 0, grpc: 0, stoppedBy: "ready" as const, ms: Math.round(performance.now() - started) };
+    options.log.debug(outcome, "warm-up done");
+    return outcome;
+  }
   const parts = await WarmUpParts.open(options).catch((error: unknown) => {
     options.log.debug({ err: error }, "warm-up not run");
     return undefined;
