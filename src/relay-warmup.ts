@@ -65,7 +65,11 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
     options.log.debug({ err: error }, "warm-up not run");
     return undefined;
   });
-  if (parts === undefined) return { http1: 0, grpc: 0, stoppedBy: "error", ms: performance.now() - started };
+  if (parts === undefined) {
+    const outcome = { http1: 0, grpc: 0, stoppedBy: "error" as const, ms: Math.round(performance.now() - started) };
+    options.log.debug(outcome, "warm-up done");
+    return outcome;
+  }
   const counts = { http1: 0, grpc: 0 };
   let stoppedBy: WarmUpOutcome["stoppedBy"] = "done";
   try {
