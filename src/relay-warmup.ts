@@ -45,7 +45,14 @@ const DEFAULT_EXCHANGES = 4_000;
 const DEFAULT_MAX_MS = 5_000;
 /** Readiness is asked between rounds of this many exchanges per client (the check is cached: at most one scan per TTL). */
 const ROUND = 25;
-const HTTP1_ANSWER = Buffer.from("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 4\r\n\r\nwarm", "latin1");
+/**
+ * A typical app's answer (a web server's usual fields, keep-alive's hint among them): fields the
+ * warm-up never showed the relay would leave its code without feedback, to be deoptimised at the first client.
+ */
+const HTTP1_ANSWER = Buffer.from(
+  "HTTP/1.1 200 OK\r\nServer: warm-up\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nLast-Modified: Mon, 07 Dec 2026 00:00:00 GMT\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nETag: \"0-4\"\r\nAccept-Ranges: bytes\r\n\r\nwarm",
+  "latin1",
+);
 
 /**
  * Runs the warm-up to its end; never throws (a failure is logged at debug: the proxy serves as it
