@@ -39,6 +39,9 @@ import { holdAppStart } from "./app/start-gate.js";
 import { InFlightRequests } from "./http/in-flight.js";
 import { WaitForDrain } from "./http/wait-for-drain.js";
 import { MAINTENANCE_CHECK } from "./readiness/check-results.js";
+import type { RelayContext } from "./relay/relay-context.js";
+import { evaluate } from "./http/readyz-answers.js";
+import { warmUpRelay, type WarmUpOutcome } from "./relay-warmup.js";
 
 export interface Daemon {
   readonly server: RelayServer;
@@ -62,6 +65,8 @@ export interface Daemon {
    * start error (exit 127 or 126) or a fatal start wait (exit 1).
    */
   start(): Promise<AddressInfo>;
+  /** The start's warm-up of the relay (src/relay-warmup.ts), once start() has listened. */
+  readonly warmUp: Promise<WarmUpOutcome> | undefined;
 }
 
 /** Metrics as the daemon sees them: two observers and a listener (src/metrics/ implements it). */
@@ -101,6 +106,8 @@ export interface DaemonOptions {
    * listener's `POST /quitquitquit` (CONTRACT §17); without it, the shutdown runs and nothing exits.
    */
   readonly requestStop?: (reason: string) => void;
+  /** main.ts: warm the relay while not ready (src/relay-warmup.ts); in-process tests leave it off, their readiness runs counted as they set them. */
+  readonly warmUpBeforeReady?: boolean;
 }
 
 /**
@@ -108,7 +115,7 @@ export interface DaemonOptions {
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock, requestStop, logWritten }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock, requestStop, logWritten, warmUpBeforeReady = false }: DaemonOptions): Daemon {
   // The operator's switch (CONTRACT §14), only with the admin listener; a change is told to gRPC watchers at once.
   const maintenance = config.adminListen ? new MaintenanceMode({ log, onChange: () => grpcHealth.drainBegan() }) : undefined;
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
@@ -202,35 +209,38 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     config.idleTimeoutMs > 0 || config.maxRequestDurationMs > 0
       ? new StreamDeadlines({ idleMs: config.idleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault, ...(clock && { clock }) })
       : undefined;
+  const health = new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config));
+  const context: RelayContext = {
+    pathPrefix: config.upstream.pathPrefix,
+    upstreamHost: new URL(config.upstream.origin).host,
+    responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
+    errors,
+    log,
+    errorLog,
+    interceptUpstreamErrors: config.interceptUpstreamErrors,
+    observer,
+    garbage: new StreamGarbage(),
+    limiter,
+    accessLog: createAccessLog(accessLog, config.accessLog),
+    deadlines,
+    connectionAge: config.maxConnectionAgeMs > 0 ? { maxAgeMs: config.maxConnectionAgeMs, graceMs: config.maxConnectionAgeGraceMs } : undefined,
+    reportFault,
+    inFlight,
+    connectRetryMs: config.upstreamConnectRetryMs,
+  };
   const server = new RelayServer({
-    health: new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config)),
+    health,
     drain,
     upstreamPool: pool,
     connectionLimit,
     // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
     http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
-    context: {
-      pathPrefix: config.upstream.pathPrefix,
-      upstreamHost: new URL(config.upstream.origin).host,
-      responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
-      errors,
-      log,
-      errorLog,
-      interceptUpstreamErrors: config.interceptUpstreamErrors,
-      observer,
-      garbage: new StreamGarbage(),
-      limiter,
-      accessLog: createAccessLog(accessLog, config.accessLog),
-      deadlines,
-      connectionAge: config.maxConnectionAgeMs > 0 ? { maxAgeMs: config.maxConnectionAgeMs, graceMs: config.maxConnectionAgeGraceMs } : undefined,
-      reportFault,
-      inFlight,
-      connectRetryMs: config.upstreamConnectRetryMs,
-    },
+    context,
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs, logWritten }) : undefined;
   let admin: { close(): Promise<void> } | undefined;
   let holdingApp = false;
+  let warmUp: Promise<WarmUpOutcome> | undefined;
   const shutdown = new GracefulShutdown({
     drain,
     server: endingWatches(server, grpcHealth),
@@ -299,6 +309,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     if (readiness.names.length === (maintenance ? 2 : 1)) log.warn("no readiness checks configured; /readyz always reports ready");
     // The first check runs now, so the starting state is logged and the first probe is cached.
     void readiness.check();
+    // While not ready (the app starting, or not listening yet), the relay warms its hot paths on a private copy; it stops once ready, so readiness is never later.
+    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, ready: async () => drain.draining || evaluate(await readiness.check(), drain).ready });
     if (app && config.appStartWaitMs > 0) await holdTheApp();
     await app?.start();
     return address;
@@ -322,6 +334,9 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     deadlines,
     get holdingApp() {
       return holdingApp;
+    },
+    get warmUp() {
+      return warmUp;
     },
     start,
   };

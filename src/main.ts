@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     // prom-client is loaded only when metrics are asked for: start-up and the hot path pay nothing otherwise.
     const metrics = config.metricsListen && (await import("./metrics/metrics.js")).metricsFactory(config.metricsListen, log, config.metricsMerge);
     // POST /quitquitquit: the shutdown a signal starts, defined below with the signals' handling.
-    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined, requestStop: (reason) => beginStop(reason), logWritten: () => processLog.lifecycleWritten(STOP_LINE_WAIT_MS) });
+    daemon = createDaemon(config, { log, accessLog: processLog.accessLog, metrics: metrics || undefined, requestStop: (reason) => beginStop(reason), logWritten: () => processLog.lifecycleWritten(STOP_LINE_WAIT_MS), warmUpBeforeReady: true });
   } catch (error) {
     return exitOnKnownError(error, exit);
   }

@@ -1,0 +1,243 @@
+// Warms the relay's hot paths before the first client: HTTP/1.1 and h2c/gRPC exchanges through a private copy of the relay, against in-process peers on loopback, while readiness still fails.
+import { createServer, type Server, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import { NO_ACCESS_LOG } from "./access-log/access-log.js";
+import type { HealthEndpoints } from "./http/health.js";
+import { InFlightRequests } from "./http/in-flight.js";
+import { NO_PROXY_OBSERVER } from "./http/proxy-observer.js";
+import { StreamResponder } from "./grpc-health/h2-health-route.js";
+import { framedHealthCheckResponse, SERVING_STATUS } from "./grpc/health-messages.js";
+import { GrpcHealthProbe } from "./readiness/grpc-health-probe.js";
+import { HttpHealthProbe } from "./readiness/http-health-probe.js";
+import { ConnectionLimit } from "./relay/connection-limit.js";
+import { UpstreamPool } from "./relay/http1/upstream-pool.js";
+import { H2cPool } from "./relay/http2/h2c-pool.js";
+import type { LocalH2Service, UpstreamProtocol } from "./relay/http2/h2-routing.js";
+import type { RelayContext } from "./relay/relay-context.js";
+import { RelayServer } from "./relay/relay-server.js";
+
+export interface WarmUpOptions {
+  /** The daemon's relay context: the warm-up's copy keeps its rules, without the access log, metrics, limiter or in-flight count. */
+  readonly context: RelayContext;
+  /** Only asked which paths are its own; the warm-up's paths are none of them. */
+  readonly health: HealthEndpoints;
+  readonly upstreamProtocol: UpstreamProtocol;
+  readonly log: Logger;
+  /** Resolves true once the daemon would be ready: the warm-up then stops, so it never delays readiness. */
+  readonly ready: () => Promise<boolean>;
+  /** Exchanges of each protocol (V8's TurboFan optimises a function after some thousands of calls). */
+  readonly exchanges?: number;
+  /** At most this long, whatever is left. */
+  readonly maxMs?: number;
+}
+
+export interface WarmUpOutcome {
+  readonly http1: number;
+  readonly grpc: number;
+  readonly stoppedBy: "done" | "ready" | "time" | "error";
+  readonly ms: number;
+}
+
+/** Clients at once per protocol: several connections, so the pools' and listener's multi-connection paths are taken too. */
+const CLIENTS = 4;
+const DEFAULT_EXCHANGES = 4_000;
+const DEFAULT_MAX_MS = 5_000;
+/** Readiness is asked between rounds of this many exchanges per client (the check is cached: at most one scan per TTL). */
+const ROUND = 25;
+/**
+ * A typical app's answer (a web server's usual fields, keep-alive's hint among them): fields the
+ * warm-up never showed the relay would leave its code without feedback, to be deoptimised at the first client.
+ */
+const HTTP1_ANSWER = Buffer.from(
+  "HTTP/1.1 200 OK\r\nServer: warm-up\r\nDate: Mon, 07 Dec 2026 00:00:00 GMT\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nLast-Modified: Mon, 07 Dec 2026 00:00:00 GMT\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nETag: \"0-4\"\r\nAccept-Ranges: bytes\r\n\r\nwarm",
+  "latin1",
+);
+
+/**
+ * Runs the warm-up to its end; never throws (a failure is logged at debug: the proxy serves as it
+ * would have without it). Everything it opens listens on 127.0.0.1 port 0 and is closed before it resolves.
+ */
+export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome> {
+  const started = performance.now();
+  const exchanges = options.exchanges ?? DEFAULT_EXCHANGES;
+  const deadline = started + (options.maxMs ?? DEFAULT_MAX_MS);
+  // Asked before anything is opened: an app that listens at once pays for no part of the warm-up.
+  if (await options.ready().catch(() => true)) {
+    const outcome = { http1: 0, grpc: 0, stoppedBy: "ready" as const, ms: Math.round(performance.now() - started) };
+    options.log.debug(outcome, "warm-up done");
+    return outcome;
+  }
+  const parts = await WarmUpParts.open(options).catch((error: unknown) => {
+    options.log.debug({ err: error }, "warm-up not run");
+    return undefined;
+  });
+  if (parts === undefined) {
+    const outcome = { http1: 0, grpc: 0, stoppedBy: "error" as const, ms: Math.round(performance.now() - started) };
+    options.log.debug(outcome, "warm-up done");
+    return outcome;
+  }
+  const counts = { http1: 0, grpc: 0 };
+  let stoppedBy: WarmUpOutcome["stoppedBy"] = "done";
+  try {
+    while (counts.http1 < exchanges || counts.grpc < exchanges) {
+      if (await options.ready()) {
+        stoppedBy = "ready";
+        break;
+      }
+      if (performance.now() >= deadline) {
+        stoppedBy = "time";
+        break;
+      }
+      await Promise.all(parts.http1.map((probe) => repeat(probe, counts, "http1")));
+      await Promise.all(parts.grpc.map((probe) => repeat(probe, counts, "grpc")));
+    }
+  } catch (error) {
+    stoppedBy = "error";
+    options.log.debug({ err: error }, "warm-up stopped");
+  } finally {
+    await parts.close();
+  }
+  const outcome = { ...counts, stoppedBy, ms: Math.round(performance.now() - started) };
+  options.log.debug(outcome, "warm-up done");
+  return outcome;
+}
+
+async function repeat(probe: HttpHealthProbe | GrpcHealthProbe, counts: { http1: number; grpc: number }, kind: "http1" | "grpc"): Promise<void> {
+  for (let i = 0; i < ROUND; i++) {
+    const outcome = await probe.probe();
+    if (!outcome.ok) throw new Error(`warm-up ${kind} exchange failed: ${outcome.reason}`);
+    counts[kind]++;
+  }
+}
+
+/** The warm-up's relay, its two peers and its clients. */
+class WarmUpParts {
+  readonly http1: HttpHealthProbe[];
+  readonly grpc: GrpcHealthProbe[];
+  readonly #closers: (() => Promise<void>)[];
+
+  private constructor(http1: HttpHealthProbe[], grpc: GrpcHealthProbe[], closers: (() => Promise<void>)[]) {
+    this.http1 = http1;
+    this.grpc = grpc;
+    this.#closers = closers;
+  }
+
+  static async open(options: WarmUpOptions): Promise<WarmUpParts> {
+    const closers: (() => Promise<void>)[] = [];
+    try {
+      const context = privateContext(options.context, options.log);
+      // The HTTP/1.1 app: a fixed answer to every request head.
+      const app = createServer({ noDelay: true }, answerEveryHead);
+      const appPort = await listenLoopback(app);
+      closers.push(() => closeServer(app));
+      // The h2c app: a relay of our own whose only service answers every gRPC call SERVING (our codec's server side).
+      const grpcApp = relayFor(context, options, appPort, appPort, [servingEveryCall()], "auto");
+      closers.push(grpcApp.close);
+      const grpcPort = (await grpcApp.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port;
+      // The relay warmed: HTTP/1.1 to the first app, h2 to the second, as the daemon's protocol choice says.
+      const relay = relayFor(context, options, appPort, grpcPort, [], options.upstreamProtocol);
+      closers.push(relay.close);
+      const origin = `http://127.0.0.1:${(await relay.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port}`;
+      const http1 = Array.from({ length: CLIENTS }, () => new HttpHealthProbe({ origin, path: "/warm-up", timeoutMs: 2_000 }));
+      const grpc = Array.from({ length: CLIENTS }, () => new GrpcHealthProbe({ origin, service: "warm-up", timeoutMs: 2_000 }));
+      closers.push(async () => {
+        await Promise.all([...http1, ...grpc].map((probe) => probe.close()));
+      });
+      return new WarmUpParts(http1, grpc, closers);
+    } catch (error) {
+      for (const close of closers.reverse()) await close().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Clients first, then the relays, then the app: nothing stays open. */
+  async close(): Promise<void> {
+    for (const close of this.#closers.reverse()) await close().catch(() => {});
+  }
+}
+
+/** The daemon's rules without anything a client, the access log, the metrics or a drain could see. */
+function privateContext(context: RelayContext, log: Logger): RelayContext {
+  return {
+    ...context,
+    accessLog: NO_ACCESS_LOG,
+    observer: NO_PROXY_OBSERVER,
+    limiter: undefined,
+    deadlines: undefined,
+    inFlight: new InFlightRequests(),
+    reportFault: (error: unknown) => log.debug({ err: error }, "warm-up fault"),
+  };
+}
+
+/** A relay as the daemon makes one, its HTTP/1.1 app at `http1Port` and its h2c app at `h2Port`; `close` ends its connections, pools and sockets. */
+function relayFor(
+  context: RelayContext,
+  options: WarmUpOptions,
+  http1Port: number,
+  h2Port: number,
+  localServices: LocalH2Service[],
+  upstreamProtocol: UpstreamProtocol,
+): { relay: RelayServer; close: () => Promise<void> } {
+  const pool = new UpstreamPool({ address: { host: "127.0.0.1", port: http1Port }, idleTimeoutMs: 4_000, onUnaskedBytes: () => {}, onFault: context.reportFault });
+  const h2cPool = new H2cPool({ host: "127.0.0.1", port: h2Port, idleTimeoutMs: 4_000, settingsTimeoutMs: 2_000, reportFault: context.reportFault });
+  const relay = new RelayServer({
+    health: options.health,
+    drain: { draining: false, maintenance: undefined },
+    upstreamPool: pool,
+    connectionLimit: new ConnectionLimit(0, options.log),
+    http2: { upstreamProtocol, h2cPool: () => h2cPool, localServices },
+    context,
+  });
+  const close = async () => {
+    relay.closeAllConnections();
+    pool.close();
+    h2cPool.close();
+    await new Promise<void>((resolve) => relay.close(() => resolve()));
+  };
+  return { relay, close };
+}
+
+function servingEveryCall(): LocalH2Service {
+  const answer = framedHealthCheckResponse(SERVING_STATUS.SERVING);
+  return {
+    bodyLimit: 1024,
+    claims: () => true,
+    answer: (_request, _body, stream) => {
+      const responder = new StreamResponder(stream);
+      responder.sendHeaders();
+      responder.sendMessage(answer);
+      responder.sendTrailers(0);
+      return true;
+    },
+  };
+}
+
+/** Answers each request head (GETs without a body) as it completes; a head split across reads is joined by counting its end. */
+function answerEveryHead(socket: Socket): void {
+  let tail = "";
+  socket.on("error", () => {});
+  socket.on("data", (chunk: Buffer) => {
+    const text = tail + chunk.toString("latin1");
+    let at = text.indexOf("\r\n\r\n");
+    let from = 0;
+    while (at >= 0) {
+      socket.write(HTTP1_ANSWER);
+      from = at + 4;
+      at = text.indexOf("\r\n\r\n", from);
+    }
+    tail = text.slice(Math.max(from, text.length - 3));
+  });
+}
+
+async function listenLoopback(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host: "127.0.0.1", port: 0 }, () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
