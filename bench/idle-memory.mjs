@@ -6,12 +6,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { childPids, startListening, stop, waitForPort } from "./lib/processes.mjs";
+import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const option = (name, fallback) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? process.argv[at + 1] : fallback;
-};
 const list = (text) => (text === "none" ? [] : text.split(",").map(Number));
 const counts = list(option("counts", "1000,5000,10000"));
 const h2Counts = list(option("h2-counts", "1000,3000"));

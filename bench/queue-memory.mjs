@@ -3,13 +3,10 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CLIENTS, queueMemory } from "./sections/queue-memory.mjs";
+import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
-const option = (name, fallback) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? process.argv[at + 1] : fallback;
-};
 const count = (name, fallback) => {
   const value = Number(option(name, String(fallback)));
   if (!Number.isInteger(value) || value < 1) {

@@ -19,14 +19,10 @@ import { startup } from "./sections/startup.mjs";
 import { streaming } from "./sections/streaming.mjs";
 import { shortRunSeconds } from "./lib/wrk.mjs";
 import { peerVersions } from "./targets/peers.mjs";
+import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "5"));
 const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "accesslog", "h2", "grpc", "alloc"];

@@ -14,12 +14,9 @@ import { runH2load } from "./lib/h2load.mjs";
 import { rssAnonMb, startListening, stop } from "./lib/processes.mjs";
 import { runWrk } from "./lib/wrk.mjs";
 import { buildGrpcBench, missingGrpc, runGrpcClient } from "./targets/grpc-bench.mjs";
+import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const option = (name, fallback) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? process.argv[at + 1] : fallback;
-};
 const seconds = Number(option("seconds", "60"));
 let limitBytes;
 try {

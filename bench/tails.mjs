@@ -10,14 +10,11 @@ import { median, spread, table } from "./lib/stats.mjs";
 import { havePerf, haveStrace, perfCounts, straceCounts } from "./lib/syscall-count.mjs";
 import { startProxyNginx, startUpstreamNginx } from "./targets/nginx.mjs";
 import { startReadinessProxy } from "./targets/node-proxies.mjs";
+import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const options = (name) => args.flatMap((arg, at) => (arg === `--${name}` ? [args[at + 1]] : []));
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "6"));

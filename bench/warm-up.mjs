@@ -9,14 +9,10 @@ import { median } from "./lib/stats.mjs";
 import { runWrk } from "./lib/wrk.mjs";
 import { buildGrpcBench, missingGrpc, runGrpcClient, startGrpcServer } from "./targets/grpc-bench.mjs";
 import { startProxyNginx, startUpstreamNginx } from "./targets/nginx.mjs";
+import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 ? args[at + 1] : fallback;
-};
 const rounds = Number(option("rounds", "2"));
 const binary = option("binary", join(root, "dist/readiness-proxy"));
 const baseline = option("baseline", undefined);
