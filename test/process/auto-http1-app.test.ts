@@ -16,13 +16,18 @@ const skip = curlMissing || (!existsSync(BINARY) && "dist/readiness-proxy is not
 async function startPythonApp(t: Test): Promise<number> {
   const child = spawn("python3", ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"], { stdio: ["ignore", "pipe", "ignore"], cwd: import.meta.dirname });
   t.teardown(() => child.kill("SIGKILL"));
+  // Read with a listener, never by leaving a `for await` loop: that destroys the pipe, and python's
+  // unbuffered print writes the line's "\n" on its own, so a line split across two reads made python die
+  // of the broken pipe (BrokenPipeError closes the server): the proxy's next connect was refused.
   let out = "";
-  for await (const chunk of child.stdout) {
-    out += String(chunk);
-    const port = /port (\d+)/.exec(out)?.[1];
-    if (port !== undefined) return Number(port);
-  }
-  throw new Error(`python3 -m http.server did not start: ${out}`);
+  return new Promise((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += String(chunk);
+      const port = /port (\d+) /.exec(out)?.[1];
+      if (port !== undefined) resolve(Number(port));
+    });
+    child.once("exit", () => reject(new Error(`python3 -m http.server did not start: ${out}`)));
+  });
 }
 
 /** A node:http app answering `node <url>` to every request. */
