@@ -11,7 +11,7 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te"
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto"]);
 /** What the proxy writes upstream for its own framing of the request: not compared (bodies are, decoded). */
 const FRAMING = new Set(["content-length", "transfer-encoding", "connection"]);
-/** The daemon's absolute-form rule (src/http/request-target.ts): http(s), an authority without userinfo, no fragment. */
+/** The daemon's absolute-form rule (src/http/request-target.ts): http(s), an authority without userinfo (and passing the authority rule), no fragment. */
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#@\s]+)([/?][^#\s]*)?$/i;
 /** The input ended mid-message: the client's doing, not a refusal. */
 const EOF_ERROR = "HPE_INVALID_EOF_STATE";
@@ -148,7 +148,8 @@ function walk(verdict: ReferenceVerdict, today: boolean): Expectation {
     // The one authority rule (issue 52; its own table in authority-rule.test.ts): a Host that fails it is a 400 before the target is looked at.
     else if (!today && headerValues(request, "host").length === 1 && !authorityIsValid(headerValues(request, "host")[0]!)) return closingAnswer(request, [400], more);
     else if (request.url.startsWith("/")) target = { url: request.url, authority: undefined };
-    else if (ABSOLUTE_FORM.test(request.url)) {
+    // An absolute-form authority passes the same authority rule as a Host (it becomes the app's Host).
+    else if (ABSOLUTE_FORM.test(request.url) && (today || authorityIsValid(ABSOLUTE_FORM.exec(request.url)![1]!))) {
       const [, authority, rest = ""] = ABSOLUTE_FORM.exec(request.url)!;
       target = { url: rest.startsWith("/") ? rest : `/${rest}`, authority };
     } else if (request.method === "OPTIONS" && request.url === "*") answered(request, [200]);

@@ -1,5 +1,6 @@
 // The h2 frame fuzz's streams: a request generated from parts, hostile ones among them, and what the contract (§13, RFC 9113 §8) lets the proxy forward of it to an HTTP/1.1 app.
 import fc from "fast-check";
+import { authorityIsValid } from "../../../src/http/authority.js";
 import type { FieldForm, HeaderField } from "./h2-frames.js";
 import { applyTweak, tweak, type Draft, type Tweak } from "./h2-fuzz-tweaks.js";
 
@@ -125,6 +126,8 @@ function judge(draft: Draft): { never: string[]; unsure: string[] } {
   if (!VISIBLE.test(path)) never.push(`:path ${JSON.stringify(path)}`);
   else if (!path.startsWith("/")) never.push(`:path ${JSON.stringify(path)}, not origin-form`);
   if (authority !== undefined && !/^[\x21-\x7e]*$/.test(authority)) never.push(`:authority ${JSON.stringify(authority)}`);
+  // The one authority rule (src/http/authority.ts): our listener refuses the stream (an empty one stays unsure: it may read as absent).
+  else if (authority !== undefined && authority !== "" && !authorityIsValid(authority)) never.push(`:authority ${JSON.stringify(authority)} fails the authority rule`);
   else if (authority !== undefined && !/^[A-Za-z0-9.:[\]-]+$/.test(authority)) unsure.push(`:authority ${JSON.stringify(authority)}`);
   const kept = draft.regular.filter((field) => field.role !== "dropped");
   const named = (name: string) => kept.filter((field) => field.name === name);
