@@ -1,22 +1,7 @@
 // A connection's output buffer is written from its start again once the socket has taken every octet, and never while the socket still holds some.
 import t from "tap";
-import { ConnectionOutput, type H2Transport } from "../../src/h2-codec/connection-output.js";
-
-/** Keeps every chunk by reference, as a socket does until the kernel has it, with a copy of what it held when written. */
-class HoldingTransport implements H2Transport {
-  writableLength = 0;
-  readonly written: { chunk: Buffer; copy: Buffer }[] = [];
-  write(chunk: Buffer): boolean {
-    this.written.push({ chunk, copy: Buffer.from(chunk) });
-    return true;
-  }
-  cork(): void {}
-  uncork(): void {}
-  pause(): void {}
-  resume(): void {}
-  end(): void {}
-  destroy(): void {}
-}
+import { ConnectionOutput } from "../../src/h2-codec/connection-output.js";
+import { HoldingTransport } from "./holding-transport.js";
 
 function outputOn(transport: HoldingTransport): ConnectionOutput {
   return new ConnectionOutput(transport, { endedLocally: () => {}, writable: () => {} });
