@@ -308,9 +308,10 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     // Only shutdown (and maintenance): /readyz cannot tell anything about the app. Said once, so the operator knows.
     if (readiness.names.length === (maintenance ? 2 : 1)) log.warn("no readiness checks configured; /readyz always reports ready");
     // The first check runs now, so the starting state is logged and the first probe is cached.
-    void readiness.check();
+    const firstCheck = readiness.check();
     // While not ready (the app starting, or not listening yet), the relay warms its hot paths on a private copy; it stops once ready, so readiness is never later.
-    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, ready: async () => drain.draining || evaluate(await readiness.check(), drain).ready });
+    // It only watches the answers: a check it started would be shared by the next /readyz, begun before the app listened (with a 0 s TTL, an answer older than the request).
+    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, ready: async () => drain.draining || evaluate(readiness.latest() ?? (await firstCheck), drain).ready });
     if (app && config.appStartWaitMs > 0) await holdTheApp();
     await app?.start();
     return address;

@@ -24,7 +24,7 @@ export interface WarmUpOptions {
   readonly health: HealthEndpoints;
   readonly upstreamProtocol: UpstreamProtocol;
   readonly log: Logger;
-  /** Resolves true once the daemon would be ready: the warm-up then stops, so it never delays readiness. */
+  /** Resolves true once a readiness answer (asked by a prober, never by the warm-up) said ready: the warm-up then stops, so it never delays readiness. */
   readonly ready: () => Promise<boolean>;
   /** Exchanges of each protocol (V8's TurboFan optimises a function after some thousands of calls). */
   readonly exchanges?: number;
@@ -43,7 +43,7 @@ export interface WarmUpOutcome {
 const CLIENTS = 4;
 const DEFAULT_EXCHANGES = 4_000;
 const DEFAULT_MAX_MS = 5_000;
-/** Readiness is asked between rounds of this many exchanges per client (the check is cached: at most one scan per TTL). */
+/** Readiness (the last answer) is looked at between rounds of this many exchanges per client. */
 const ROUND = 25;
 /**
  * A typical app's answer (a web server's usual fields, keep-alive's hint among them): fields the

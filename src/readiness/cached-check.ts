@@ -43,6 +43,14 @@ export class CachedCheck<T> {
   }
 
   /**
+   * The last run's result however old, without running: for a caller that watches the answers others
+   * asked for and must never start a run (a run it started would be shared, stale, by the next caller).
+   */
+  latest(): T | undefined {
+    return this.#hasValue ? this.#value : undefined;
+  }
+
+  /**
    * A fresh result: the cached one, the one in flight, or a new run. `maxAgeMs` asks for one
    * fresher than the TTL (the held `/readyz?wait` callers: every 50 ms); a run in flight is shared
    * either way.

@@ -80,6 +80,11 @@ export class ReadinessCheck {
     return this.#cache ? this.#cache.peek() : NOTHING_REQUIRED;
   }
 
+  /** The last report however old, or undefined before the first run settles; never runs (see CachedCheck.latest). */
+  latest(): ReadinessReport | undefined {
+    return this.#cache ? this.#cache.latest() : NOTHING_REQUIRED;
+  }
+
   /** The current report: cached (at most `maxAgeMs` old when given, else the TTL), shared with a run in flight, or from a new run. */
   check(maxAgeMs?: number): Promise<ReadinessReport> {
     return this.#cache ? this.#cache.get(maxAgeMs) : Promise.resolve(NOTHING_REQUIRED);

@@ -2,10 +2,9 @@
 import type { Test } from "tap";
 import { parseCommandLine } from "../../src/cli.js";
 import type { AddressInfo } from "node:net";
-import { createDaemon, type Daemon, type MetricsFactory } from "../../src/daemon.js";
+import { createDaemon, type Daemon, type DaemonOptions, type MetricsFactory } from "../../src/daemon.js";
 import { metricsFactory } from "../../src/metrics/metrics.js";
 import type { TableReader } from "../../src/procfs/listener-scan.js";
-import type { Clock } from "../../src/readiness/cached-check.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
 
 export interface TestDaemon extends Daemon {
@@ -17,7 +16,7 @@ export interface TestDaemon extends Daemon {
 }
 
 /** Starts a daemon for `t` and stops it (listener and upstream pool) when `t` ends. */
-export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader, extra: { readonly clock?: Clock } = {}): Promise<TestDaemon> {
+export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader, extra: Pick<DaemonOptions, "clock" | "warmUpBeforeReady"> = {}): Promise<TestDaemon> {
   const commandLine = parseCommandLine(["--listen", "127.0.0.1:0", ...args], {}, { writeOut: () => {}, writeErr: (text) => t.comment(text) });
   if (commandLine.action !== "run") throw new Error(`arguments refused: ${args.join(" ")}`);
   const logs = captureLog();

@@ -67,3 +67,16 @@ t.test("a run that throws synchronously clears the slot too", async (t) => {
   t.equal(await check.get(), "ok");
   t.equal(runs, 2);
 });
+
+t.test("latest() is the last run's answer however old, and never runs", async (t) => {
+  const clock = new ManualClock();
+  let runs = 0;
+  const check = new CachedCheck({ ttlMs: 0, clock, run: async () => ++runs });
+  t.equal(check.latest(), undefined, "nothing before the first run settles");
+  t.equal(runs, 0);
+  t.equal(await check.get(), 1);
+  clock.time += 60_000;
+  t.equal(check.peek(), undefined, "expired at once with a 0 s TTL");
+  t.equal(check.latest(), 1);
+  t.equal(runs, 1, "latest() started nothing");
+});
