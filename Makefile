@@ -256,9 +256,12 @@ test: build lint $(FAULTS_BUNDLE) $(TESTABLE_CROSS_BINARIES) $(TESTABLE_IMAGES)
 	$(TAP)
 
 # The fast tier, for the edit loop: the test files test/in-process-tests.mjs computes from their
-# imports (none reaches node:child_process), without coverage. `make test` runs them too.
+# imports (none reaches node:child_process), without coverage, and a tenth of each fuzz test's
+# cases (TEST_TIER=unit, test/helpers/fuzz-settings.ts; Node's compile cache too,
+# test/runtime-typescript.mjs). `make test` runs them too, whole. Four files at once on two cores:
+# these files wait on sockets and timers for much of their time (61 against 83 s here, loaded).
 test-unit: node_modules/.installed
-	$(TAP) --disable-coverage $$($(NODE) test/in-process-tests.mjs)
+	TEST_TIER=unit $(TAP) --disable-coverage --jobs 4 $$($(NODE) test/in-process-tests.mjs)
 
 run: build
 	./$(BINARY)

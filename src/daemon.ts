@@ -99,7 +99,7 @@ export interface DaemonOptions {
   readonly logWritten?: () => Promise<void>;
   /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
   readonly localH2Services?: readonly LocalH2Service[];
-  /** The readiness cache's and the stream deadlines' clock; tests advance one by hand to count runs per TTL or to time an exchange out. */
+  /** The readiness cache's, the stream deadlines' and the warm-up's clock; tests advance one by hand to count runs per TTL, to time an exchange out or to end the warm-up. */
   readonly clock?: Clock;
   /**
    * The whole shutdown as a signal starts it (main.ts's, which then exits), for the admin
@@ -311,7 +311,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     const firstCheck = readiness.check();
     // While not ready (the app starting, or not listening yet), the relay warms its hot paths on a private copy; it stops once ready, so readiness is never later.
     // It only watches the answers: a check it started would be shared by the next /readyz, begun before the app listened (with a 0 s TTL, an answer older than the request).
-    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, ready: async () => drain.draining || evaluate(readiness.latest() ?? (await firstCheck), drain).ready });
+    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, ...(clock && { clock }), ready: async () => drain.draining || evaluate(readiness.latest() ?? (await firstCheck), drain).ready });
     if (app && config.appStartWaitMs > 0) await holdTheApp();
     await app?.start();
     return address;

@@ -8,6 +8,7 @@ import { InFlightRequests } from "./http/in-flight.js";
 import { NO_PROXY_OBSERVER } from "./http/proxy-observer.js";
 import { StreamResponder } from "./grpc-health/h2-health-route.js";
 import { framedHealthCheckResponse, SERVING_STATUS } from "./grpc/health-messages.js";
+import { systemClock, type Clock } from "./readiness/cached-check.js";
 import { GrpcHealthProbe } from "./readiness/grpc-health-probe.js";
 import { HttpHealthProbe } from "./readiness/http-health-probe.js";
 import { ConnectionLimit } from "./relay/connection-limit.js";
@@ -30,6 +31,8 @@ export interface WarmUpOptions {
   readonly exchanges?: number;
   /** At most this long, whatever is left. */
   readonly maxMs?: number;
+  /** What measures maxMs: the daemon's clock (tests move it on rather than wait the 5 s out). */
+  readonly clock?: Clock;
 }
 
 export interface WarmUpOutcome {
@@ -59,12 +62,13 @@ const HTTP1_ANSWER = Buffer.from(
  * would have without it). Everything it opens listens on 127.0.0.1 port 0 and is closed before it resolves.
  */
 export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome> {
-  const started = performance.now();
+  const clock = options.clock ?? systemClock;
+  const started = clock.now();
   const exchanges = options.exchanges ?? DEFAULT_EXCHANGES;
   const deadline = started + (options.maxMs ?? DEFAULT_MAX_MS);
   // Asked before anything is opened: an app that listens at once pays for no part of the warm-up.
   if (await options.ready().catch(() => true)) {
-    const outcome = { http1: 0, grpc: 0, stoppedBy: "ready" as const, ms: Math.round(performance.now() - started) };
+    const outcome = { http1: 0, grpc: 0, stoppedBy: "ready" as const, ms: Math.round(clock.now() - started) };
     options.log.debug(outcome, "warm-up done");
     return outcome;
   }
@@ -73,7 +77,7 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
     return undefined;
   });
   if (parts === undefined) {
-    const outcome = { http1: 0, grpc: 0, stoppedBy: "error" as const, ms: Math.round(performance.now() - started) };
+    const outcome = { http1: 0, grpc: 0, stoppedBy: "error" as const, ms: Math.round(clock.now() - started) };
     options.log.debug(outcome, "warm-up done");
     return outcome;
   }
@@ -85,7 +89,7 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
         stoppedBy = "ready";
         break;
       }
-      if (performance.now() >= deadline) {
+      if (clock.now() >= deadline) {
         stoppedBy = "time";
         break;
       }
@@ -98,7 +102,7 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
   } finally {
     await parts.close();
   }
-  const outcome = { ...counts, stoppedBy, ms: Math.round(performance.now() - started) };
+  const outcome = { ...counts, stoppedBy, ms: Math.round(clock.now() - started) };
   options.log.debug(outcome, "warm-up done");
   return outcome;
 }

@@ -98,7 +98,11 @@ export class GracefulShutdown implements DrainState {
     // ~30 resets a run). Each gets a grace to show its request, which is answered with
     // `Connection: close`; what is still idle after it is closed.
     const closed = new Promise<void>((resolve) => server.close(resolve));
-    await Promise.race([closed, wait(Math.min(IDLE_GRACE_MS, timeoutMs))]);
+    // Cleared once the race is decided: a grace left pending held a stopped daemon's process open for its second.
+    let graceTimer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, Math.min(IDLE_GRACE_MS, timeoutMs))));
+    await Promise.race([closed, graceOver]);
+    clearTimeout(graceTimer);
     server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => {

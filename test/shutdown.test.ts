@@ -71,3 +71,12 @@ t.test("run() with skipDelay (the app exited) after an admin drain does not wait
   await shutdown.run("app exited", { skipDelay: true });
   t.same(calls, ["close", "closeIdle", "closeUpstream", "afterDrain app exited"]);
 });
+
+t.test("run() with a listener that closes at once leaves no timer behind: the idle grace's is cleared, so a stopped process may end", async (t) => {
+  const { shutdown } = setUp(0);
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+  const before = timers();
+  await shutdown.run("SIGTERM");
+  // At most as many: a timer of something else that ends meanwhile may only lower the count.
+  t.ok(timers() <= before, `no timer of the shutdown still pending (${before} before, ${timers()} after)`);
+});

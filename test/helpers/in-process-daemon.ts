@@ -28,7 +28,9 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
       const created = metricsFactory(config.metricsListen!, logs.log, config.metricsMerge)(parts);
       return { ...created, start: async () => (metricsPort = (await created.start()).port) };
     });
-  const daemon = createDaemon({ ...config, shutdownTimeoutMs: 2_000 }, { log: logs.log, readTable, metrics, ...extra });
+  // 2 s bounds a teardown; a test about the timeout running out names its own, shorter, --shutdown-timeout.
+  const shutdownTimeoutMs = args.includes("--shutdown-timeout") ? config.shutdownTimeoutMs : 2_000;
+  const daemon = createDaemon({ ...config, shutdownTimeoutMs }, { log: logs.log, readTable, metrics, ...extra });
   const address = await daemon.start();
   t.teardown(async () => {
     daemon.server.closeAllConnections();

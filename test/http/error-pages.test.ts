@@ -41,7 +41,7 @@ t.test("502, 503 and 504 in each Accept form", async (t) => {
   const down = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`]);
   const slowUpstream = await startUpstream(t);
   slowUpstream.handleRaw(() => {});
-  const slow = await startTestDaemon(t, ["--upstream", slowUpstream.url, "--response-header-timeout", "200ms"]);
+  const slow = await startTestDaemon(t, ["--upstream", slowUpstream.url, "--response-header-timeout", "50ms"]);
   const unready = await startTestDaemon(t, ["--proc-root", join(fixtures, "header-only"), "--readiness-required-listener", "15008"]);
   for (const [form, accept, html] of ACCEPT_FORMS) {
     const headers = accept === undefined ? {} : { accept };

@@ -1,9 +1,10 @@
-// A short fuzz of the socket-table parser in every test run; `make fuzz` runs a million tables (FUZZ_RUNS).
+// A short fuzz of the socket-table parser in every test run (a tenth of it in `make test-unit`); `make fuzz` runs a million tables (FUZZ_RUNS).
 import fc from "fast-check";
 import t from "tap";
+import { tierRuns } from "../helpers/fuzz-settings.js";
 import { agreesWithReference, parseInChunks, referenceParse, udpAgreesWithReference } from "./tcp-table-fuzz.js";
 
-const runs = Number(process.env.FUZZ_RUNS ?? 3000);
+const runs = Number(process.env.FUZZ_RUNS ?? tierRuns(3000));
 
 t.test("the reference itself, on tables whose answer is known", async (t) => {
   const header = "  sl  local_address rem_address   st tx_queue\n";

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import t from "tap";
+import { tierRuns } from "../helpers/fuzz-settings.js";
 import { UnixTableParser, parseUnixTable } from "../../src/procfs/unix-table.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
@@ -83,7 +84,7 @@ const table = fc
   });
 
 t.test("fuzz: generated tables agree with the reference in any chunking", async () => {
-  const runs = Number(process.env.FUZZ_RUNS ?? 3000);
+  const runs = Number(process.env.FUZZ_RUNS ?? tierRuns(3000));
   fc.assert(
     fc.property(table, fc.integer({ min: 1, max: 200 }), (bytes, size) => {
       const parser = new UnixTableParser();

@@ -90,7 +90,7 @@ t.test("drain with a queue: SIGTERM, then the queued requests are still served a
 
 t.test("drain with a queue that outlasts the shutdown timeout: the still-queued get 503 overloaded, not a reset", async (t) => {
   const app = await startGatedUpstream(t);
-  const daemon = await startTestDaemon(t, limitOfOne(app.url));
+  const daemon = await startTestDaemon(t, limitOfOne(app.url, "--shutdown-timeout", "300ms"));
   const held = send(daemon.port, "/held").then(
     (reply) => `answered ${reply.status}`,
     (error: NodeJS.ErrnoException) => `cut: ${error.code}`,
@@ -100,7 +100,7 @@ t.test("drain with a queue that outlasts the shutdown timeout: the still-queued 
   await untilSeries(daemon.metricsPort!, QUEUE_LENGTH, 1);
   queued.push(send(daemon.port, "/queued-2", { headers: { accept: "text/html" } }));
   await untilSeries(daemon.metricsPort!, QUEUE_LENGTH, 2);
-  // The app never answers: the shutdown timeout (2 s in tests, after the 1 s idle grace) runs out.
+  // The app never answers: the shutdown timeout (300 ms, after an idle grace as long) runs out.
   await daemon.shutdown.run("SIGTERM");
   const [json, page] = await Promise.all(queued);
   t.equal(json!.status, 503);

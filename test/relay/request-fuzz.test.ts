@@ -1,4 +1,4 @@
-// The request path fuzzed against node:http in every test run (RELAY_FUZZ_RUNS, default 2000); `make fuzz` runs a million (FUZZ_RUNS). Replay a failure with RELAY_FUZZ_SEED and RELAY_FUZZ_PATH.
+// The request path fuzzed against node:http in every test run (RELAY_FUZZ_RUNS, default 2000, a tenth in `make test-unit`); `make fuzz` runs a million (FUZZ_RUNS). Replay a failure with RELAY_FUZZ_SEED and RELAY_FUZZ_PATH.
 import fc from "fast-check";
 import t from "tap";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";

@@ -7,6 +7,14 @@ import { startTestDaemon } from "../helpers/in-process-daemon.js";
 const HEADER = "  sl  local_address rem_address   st\n";
 const LISTENING_15008 = "   0: 0100007F:3AA0 00000000:0000 0A\n";
 
+/** The daemon's clock, 500 ms on at each read: the warm-up's 5 s bound runs out after a few of its rounds (the warm-up reads it once a round, as does each readiness answer it looks at), not after 4,000 real exchanges of each protocol. */
+class SteppingClock {
+  time = 1000;
+  now(): number {
+    return (this.time += 500);
+  }
+}
+
 t.test("a warm-up that runs to its end with nobody asking reads the tables once (the start's check), and /readyz then scans afresh", async (t) => {
   let reads = 0;
   let listening = false;
@@ -14,10 +22,10 @@ t.test("a warm-up that runs to its end with nobody asking reads the tables once 
     reads++;
     onChunk(Buffer.from(HEADER + (listening ? LISTENING_15008 : "")));
   };
-  const daemon = await startTestDaemon(t, ["--readiness-required-listener", "15008", "--readiness-cache-ttl", "0s"], readTable, { warmUpBeforeReady: true });
+  const daemon = await startTestDaemon(t, ["--readiness-required-listener", "15008", "--readiness-cache-ttl", "0s"], readTable, { warmUpBeforeReady: true, clock: new SteppingClock() });
   const outcome = await daemon.warmUp;
   t.match(outcome, { stoppedBy: /^(done|time)$/ }, "nobody said ready");
-  t.ok(outcome!.http1 > 0 && outcome!.grpc > 0);
+  t.ok(outcome!.http1 > 0 && outcome!.grpc > 0, `it ran: ${JSON.stringify(outcome)}`);
   t.equal(reads, 2, "tcp and tcp6 once, at start: the warm-up asked for no scan of its own");
   listening = true;
   t.equal((await send(daemon.port, "/readyz")).status, 200, "the first /readyz after the app listens scans and is ready");

@@ -1,4 +1,4 @@
-// h2 client connections fuzzed through the downgrade to HTTP/1.1 (--upstream-protocol http1): H2_FUZZ_RUNS (default 1000) in every test run, FUZZ_RUNS for `make fuzz`; replay a failure with H2_FUZZ_SEED and H2_FUZZ_PATH.
+// h2 client connections fuzzed through the downgrade to HTTP/1.1 (--upstream-protocol http1): H2_FUZZ_RUNS (default 1000, a tenth in `make test-unit`) in every test run, FUZZ_RUNS for `make fuzz`; replay a failure with H2_FUZZ_SEED and H2_FUZZ_PATH.
 import fc from "fast-check";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import t from "tap";
