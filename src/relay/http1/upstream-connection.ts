@@ -1,6 +1,7 @@
 // One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
 import { connect, type Socket } from "node:net";
 import { faultAt } from "../fault-injection.js";
+import { isNamed } from "../header-name.js";
 import { HEAD_TIMEOUT_CODE, UpstreamFailure } from "../upstream-failure.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 
@@ -119,7 +120,7 @@ export class UpstreamConnection {
     this.#connected = true;
     // The connect's deadline is met; the head's starts when the request has been sent.
     this.#awaitingHead = false;
-    this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
+    this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, undefined));
     this.#owner?.onConnected();
   }
 
@@ -245,20 +246,21 @@ export class UpstreamConnection {
 
   #onData(data: Buffer): void {
     try {
-      this.#afterRead(this.#parser.execute(data), () => data);
+      this.#afterRead(this.#parser.execute(data), data);
     } catch (error) {
       this.#fault(error);
     }
   }
 
-  #afterRead(result: number | ParseError, read: () => Buffer): void {
+  /** `read`: the read parsed, when it came as a `data` event; undefined when the parser read the handle itself (then it is asked for a copy, only after an upgrade: no closure per read). */
+  #afterRead(result: number | ParseError, read: Buffer | undefined): void {
     this.#uncorkClient();
     if (isParseError(result)) {
       this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
       return;
     }
     if (this.#upgrading) {
-      this.#tunnel(read().subarray(result));
+      this.#tunnel((read ?? this.#parser.currentRead()).subarray(result));
       return;
     }
     const onSettled = this.#onSettled;
@@ -326,7 +328,7 @@ const KEEP_ALIVE_TIMEOUT = /(?:^|[\s,;])timeout\s*=\s*(\d+)/i;
 function hintedIdleMs(headers: readonly string[], current: number): number {
   for (let index = 0; index < headers.length; index += 2) {
     const name = headers[index]!;
-    if (name.length !== 10 || name.toLowerCase() !== "keep-alive") continue;
+    if (!isNamed(name, "keep-alive")) continue;
     const match = KEEP_ALIVE_TIMEOUT.exec(headers[index + 1]!);
     if (match === null) continue;
     const seconds = Number(match[1]);
