@@ -16,7 +16,7 @@ import type { ForwardedHead } from "./forwarded-request-head.js";
 import { unaskedSwitch } from "./interim-responses.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
-import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
+import type { ReadEndWaiter, UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
 /** An HTTP/1.1 app's heads, as llhttp parsed them (the rest of what the exchange is told: AppUser). */
@@ -187,6 +187,14 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
   /** An HTTP/1.1 client's socket stays corked while the app's read that brought the head is parsed (upstream-connection.ts). */
   corkClientUntilReadEnds(client: Socket): void {
     this.#upstream?.corkClientUntilReadEnds(client);
+  }
+
+  /** `waiter` hears when the app's read that brought the head has been parsed (upstream-connection.ts); false when no read is under way. */
+  holdUntilReadEnds(waiter: ReadEndWaiter): boolean {
+    const upstream = this.#upstream;
+    if (upstream === undefined) return false;
+    upstream.holdUntilReadEnds(waiter);
+    return true;
   }
 
   /** The exchange ends without the app (the client gone, a deadline, a defect): a connection mid-exchange is dropped, never reused. */

@@ -23,6 +23,11 @@ export interface UpstreamOwner {
   onInternalFault(error: unknown): void;
 }
 
+/** Told when the read being parsed has been, so that what it held back goes out (see holdUntilReadEnds). */
+export interface ReadEndWaiter {
+  readEnded(): void;
+}
+
 /** Host and port, or a unix socket's path (`--upstream unix:`). */
 export type UpstreamAddress = { readonly host: string; readonly port: number } | { readonly path: string };
 
@@ -58,6 +63,8 @@ export class UpstreamConnection {
   #awaitingHead = false;
   /** A client socket corked while this read is parsed (see corkClientUntilReadEnds). */
   #corkedClient: Socket | undefined;
+  /** Who holds something back until this read has been parsed (see holdUntilReadEnds). */
+  #readEndWaiter: ReadEndWaiter | undefined;
   /** Set by the pool: when this connection went idle (performance.now()), or -1 while in use. */
   idleSince = -1;
   /** What the app's last `Keep-Alive: timeout=N` allows us to keep it idle, in ms (Infinity: no hint). */
@@ -146,6 +153,7 @@ export class UpstreamConnection {
     const owner = this.#owner ?? this.#settlingOwner;
     this.#owner = undefined;
     this.#settlingOwner = undefined;
+    this.#readEnded();
     this.#uncorkClient();
     this.socket.destroy();
     if (owner !== undefined) owner.onInternalFault(error);
@@ -202,6 +210,24 @@ export class UpstreamConnection {
     this.#corkedClient = client;
   }
 
+  /**
+   * `waiter` is told once this read has been parsed: an answer's head held back for the body
+   * bytes of the same read, so that head and body leave in one write with no cork (the
+   * Writable's buffered entries and writev per response), and a head whose body is not in this
+   * read still leaves at its end, with no timer or tick.
+   */
+  holdUntilReadEnds(waiter: ReadEndWaiter): void {
+    if (this.#readEndWaiter !== waiter) this.#readEnded();
+    this.#readEndWaiter = waiter;
+  }
+
+  #readEnded(): void {
+    const waiter = this.#readEndWaiter;
+    if (waiter === undefined) return;
+    this.#readEndWaiter = undefined;
+    waiter.readEnded();
+  }
+
   #uncorkClient(): void {
     const client = this.#corkedClient;
     if (client === undefined) return;
@@ -254,6 +280,7 @@ export class UpstreamConnection {
 
   /** `read`: the read parsed, when it came as a `data` event; undefined when the parser read the handle itself (then it is asked for a copy, only after an upgrade: no closure per read). */
   #afterRead(result: number | ParseError, read: Buffer | undefined): void {
+    this.#readEnded();
     this.#uncorkClient();
     if (isParseError(result)) {
       this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
