@@ -8,7 +8,7 @@ const INITIAL_BYTES = 32 * 1024;
  * calls back into it). Strings are written as latin1, one byte per UTF-16 unit, as the socket's
  * latin1 write of the string head did: llhttp's and the h2 codec's strings are latin1 already.
  * Copying in a loop is faster than a native write per piece (Buffer#write is a call into C++
- * each: 1.0 against 0.55 µs for a 300-byte head in bench/README.md's measure).
+ * each): bench/README.md, issue 53's section.
  */
 class HeadOctets {
   /** Empty until the first head: nothing is allocated at load (the bundle may be a startup snapshot). */
