@@ -1,5 +1,5 @@
-// Issue 28: where the HTTP/1.1 relay's time or allocation goes under load. The bundle under the embedded runtime, wrk -c50 on the 100-byte file from nginx; prints CPU per request and a --cpu-prof summary, or with --heap bytes allocated per request by function.
-// Usage: node bench/relay-profile.mjs [--seconds 8] [--access-log] [--heap] [--bundle PATH]
+// Issues 28 and 53: where the HTTP/1.1 relay's time or allocation goes under load. The bundle under the embedded runtime, wrk -c50 on the 100-byte file from nginx; prints CPU per request and a --cpu-prof summary (with the time under the access line's functions per request), or with --heap bytes allocated per request by allocation site (what the runtime allocates charged to the function of ours that called it).
+// Usage: node bench/relay-profile.mjs [--seconds 8] [--access-log] [--heap] [--top 25] [--bundle PATH]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,6 +17,9 @@ const option = (name, fallback) => (args.includes(`--${name}`) ? args[args.index
 const seconds = Number(option("seconds", "8"));
 const accessLog = args.includes("--access-log");
 const heap = args.includes("--heap");
+const top = option("top", "25");
+/** The functions that gather and write the access line (RequestRecord.finished's entry, the encoder, the batch and its flush). */
+const ACCESS_LINE_FUNCTIONS = "finished,record,writeEncoded,encode,requestIdOf,randomUuid,traceIdOf,flush";
 const bundle = option("bundle", join(here, "../dist/readiness-proxy.cjs"));
 const runtime = join(here, `../node_modules/node-linux-${process.arch}/bin/node`);
 const dir = mkdtempSync(join(tmpdir(), "rp-bench-relay-profile-"));
@@ -39,11 +42,11 @@ try {
   console.log(`relay${accessLog ? " with --access-log" : ""}: ${run.requests} requests, ${(used / run.requests).toFixed(1)} µs CPU per request${heap ? " (under the heap sampler)" : ""}, ${run.errors} errors`);
   if (heap) await new Promise((resolve) => setTimeout(resolve, 1000)); // the profile is written from the daemon's loop
   await stop(proxy); // SIGTERM: the daemon exits normally, so a CPU profile is written
-  if (heap) console.log(execFileSync(process.execPath, [join(here, "lib/heap-profile-summary.mjs"), heapProfile, String(run.requests)], { encoding: "utf8" }));
+  if (heap) console.log(execFileSync(process.execPath, [join(here, "lib/heap-profile-summary.mjs"), heapProfile, String(run.requests), top, "--sites"], { encoding: "utf8" }));
   else {
     const [profile] = readdirSync(dir).filter((name) => name.endsWith(".cpuprofile"));
-    console.log("(the profile covers the warm-up too)");
-    console.log(execFileSync(process.execPath, [join(here, "lib/profile-summary.mjs"), join(dir, profile), "20"], { encoding: "utf8" }));
+    console.log("(the profile covers the warm-up too; a share of its samples is read as that share of the run's CPU per request)");
+    console.log(execFileSync(process.execPath, [join(here, "lib/profile-summary.mjs"), join(dir, profile), top, ...(accessLog ? ["--inclusive", ACCESS_LINE_FUNCTIONS] : []), "--cpu-per-request", (used / run.requests).toFixed(2)], { encoding: "utf8" }));
   }
 } finally {
   logPipe?.close();

@@ -1,4 +1,10 @@
 // X-Forwarded-For, -Proto and -Host as the relay sends them, whichever protocols are on either side: the client's own values kept in order, ours appended (CONTRACT §5).
+import { isNamed } from "./header-name.js";
+
+/** Where HTTP/1.1 header lines are written, piece by piece (src/relay/http1/head-octets.ts). */
+export interface HeadSink {
+  put(text: string): void;
+}
 
 /** The proxy is cleartext only: the scheme it appends to X-Forwarded-Proto. */
 const OUR_PROTO = "http";
@@ -8,6 +14,15 @@ function joined(list: string | undefined, value: string): string {
   return list === undefined ? value : `${list}, ${value}`;
 }
 
+/** `joined(list, value)` written without the joined string. */
+function putJoined(out: HeadSink, list: string | undefined, value: string): void {
+  if (list !== undefined) {
+    out.put(list);
+    out.put(", ");
+  }
+  out.put(value);
+}
+
 /** The client's X-Forwarded-* fields of one request, each joined into one list as it comes. */
 export class ForwardedFields {
   for: string | undefined = undefined;
@@ -15,22 +30,22 @@ export class ForwardedFields {
   host: string | undefined = undefined;
 
   /**
-   * Takes the field if it is one of the three (`lowerName` in lower case); true when it was. By
+   * Takes the field if it is one of the three (`name` in any case); true when it was. By
    * length first, so that any other field costs one comparison at most: this runs for every
    * field of every request.
    */
-  collect(lowerName: string, value: string): boolean {
-    switch (lowerName.length) {
+  collect(name: string, value: string): boolean {
+    switch (name.length) {
       case 15:
-        if (lowerName !== "x-forwarded-for") return false;
+        if (!isNamed(name, "x-forwarded-for")) return false;
         this.for = joined(this.for, value);
         return true;
       case 16:
-        if (lowerName !== "x-forwarded-host") return false;
+        if (!isNamed(name, "x-forwarded-host")) return false;
         this.host = joined(this.host, value);
         return true;
       case 17:
-        if (lowerName !== "x-forwarded-proto") return false;
+        if (!isNamed(name, "x-forwarded-proto")) return false;
         this.proto = joined(this.proto, value);
         return true;
       default:
@@ -43,10 +58,17 @@ export class ForwardedFields {
    * address, our scheme and the host the request named appended (X-Forwarded-Host left out when
    * neither the client nor the request had one).
    */
-  headerLines(clientAddress: string, requestHost: string | undefined): string {
-    const host = this.#host(requestHost);
-    const lines = `x-forwarded-for: ${joined(this.for, clientAddress)}\r\nx-forwarded-proto: ${joined(this.proto, OUR_PROTO)}\r\n`;
-    return host === undefined ? lines : `${lines}x-forwarded-host: ${host}\r\n`;
+  writeLines(out: HeadSink, clientAddress: string, requestHost: string | undefined): void {
+    out.put("x-forwarded-for: ");
+    putJoined(out, this.for, clientAddress);
+    out.put("\r\nx-forwarded-proto: ");
+    putJoined(out, this.proto, OUR_PROTO);
+    out.put("\r\n");
+    if (requestHost === undefined && this.host === undefined) return;
+    out.put("x-forwarded-host: ");
+    if (requestHost === undefined) out.put(this.host!);
+    else putJoined(out, this.host, requestHost);
+    out.put("\r\n");
   }
 
   /** The same three fields appended to a flat `[name, value, ...]` list (the h2 codec's). */

@@ -1,4 +1,5 @@
 // Hop-by-hop header rules (RFC 9110 §7.6.1): which header names never cross the proxy, in either direction.
+import { isNamed } from "./header-name.js";
 
 /**
  * Always removed, lower-case. `expect` is here too: the relay answers `100 Continue` itself, as
@@ -18,17 +19,24 @@ const ALWAYS_REMOVED = new Set([
   "http2-settings",
 ]);
 
-/** Lengths of the names above, so most header names are rejected without lower-casing them. */
-const CANDIDATE_LENGTHS = new Set([...ALWAYS_REMOVED].map((name) => name.length));
+/** The names above by length, so most header names are rejected by their length alone, and none is lower-cased. */
+const CANDIDATES_BY_LENGTH: readonly (readonly string[] | undefined)[] = (() => {
+  const byLength: string[][] = [];
+  for (const name of ALWAYS_REMOVED) (byLength[name.length] ??= []).push(name);
+  return byLength;
+})();
 
 /**
- * Names listed in the Connection header values, lower-case; empty when there are none.
- * `close` and `keep-alive` are connection options, not header names, but removing a header
- * of that name is harmless, so they are not special-cased.
+ * Names listed in the Connection header values (one field's value, or every one's), lower-case;
+ * empty when there are none. `close` and `keep-alive` are connection options, not header names,
+ * but removing a header of that name is harmless, so they are not special-cased.
  */
-export function connectionListedNames(connectionValues: readonly string[]): ReadonlySet<string> {
-  // The usual values list no header names: skip the split (this runs per response).
-  if (connectionValues.length === 1 && isPlainConnectionOption(connectionValues[0]!)) return NO_LISTED_NAMES;
+export function connectionListedNames(connectionValues: string | readonly string[]): ReadonlySet<string> {
+  // The usual value lists no header names: skip the split, with no string made (this runs per message).
+  if (typeof connectionValues === "string") {
+    if (isPlainConnectionOption(connectionValues)) return NO_LISTED_NAMES;
+    connectionValues = [connectionValues];
+  } else if (connectionValues.length === 1 && isPlainConnectionOption(connectionValues[0]!)) return NO_LISTED_NAMES;
   const names = new Set<string>();
   for (const value of connectionValues) {
     for (const token of value.split(",")) {
@@ -43,12 +51,14 @@ export function connectionListedNames(connectionValues: readonly string[]): Read
 export const NO_LISTED_NAMES: ReadonlySet<string> = new Set();
 
 function isPlainConnectionOption(value: string): boolean {
-  const lower = value.length === 10 || value.length === 5 ? value.toLowerCase() : "";
-  return lower === "keep-alive" || lower === "close";
+  return isNamed(value, "keep-alive") || isNamed(value, "close");
 }
 
 /** Whether a header (any case) is hop-by-hop, given the names its message's Connection header listed. */
 export function isHopByHop(name: string, listed: ReadonlySet<string>): boolean {
   if (listed.size > 0 && listed.has(name.toLowerCase())) return true;
-  return CANDIDATE_LENGTHS.has(name.length) && ALWAYS_REMOVED.has(name.toLowerCase());
+  const candidates = CANDIDATES_BY_LENGTH[name.length];
+  if (candidates === undefined) return false;
+  for (let index = 0; index < candidates.length; index++) if (isNamed(name, candidates[index]!)) return true;
+  return false;
 }

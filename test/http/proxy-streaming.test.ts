@@ -52,6 +52,33 @@ t.test("SSE: each event reaches the client before the upstream writes the next",
   t.match(body, /data: \[DONE\]\n\n$/);
 });
 
+t.test("a head whose body is not in the same read reaches the client before the body is written", async (t) => {
+  const upstream = await startUpstream(t);
+  const headSeen = deferred();
+  upstream.handleRaw(async (_req, res) => {
+    // A length the body will fill, but only once the client has the head: a proxy that held the
+    // head for its body (to write both at once) would wait here for ever.
+    res.writeHead(200, { "content-type": "text/plain", "content-length": "5" });
+    res.flushHeaders();
+    await headSeen.promise;
+    res.end("later");
+  });
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url]);
+  const res = await within(openStream(daemon.port, "/slow-body"), 5000, "the head");
+  t.equal(res.headers["content-length"], "5");
+  headSeen.resolve();
+  const body = await within(
+    new Promise<string>((resolve) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      res.on("end", () => resolve(text));
+    }),
+    5000,
+    "the body",
+  );
+  t.equal(body, "later");
+});
+
 t.test("502 when the upstream port is closed, as JSON by default", async (t) => {
   const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`]);
   const reply = await send(daemon.port, "/v1/models", { headers: { accept: "*/*" } });

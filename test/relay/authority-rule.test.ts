@@ -1,5 +1,6 @@
 // The one authority rule on every pairing of protocols (issue 52.4): a table of hosts, each sent as Host or :authority by HTTP/1.1 and h2 clients to HTTP/1.1 and h2c apps that record what arrives; an invalid one is a 400 (HTTP/1.1) or a stream error (h2) and never reaches the app.
-import { connect } from "node:net";
+import { connect, isIPv6 } from "node:net";
+import fc from "fast-check";
 import t, { type Test } from "tap";
 import { authorityIsValid } from "../../src/http/authority.js";
 import { h2Connect, h2Request, startH2Upstream } from "../helpers/h2.js";
@@ -18,6 +19,29 @@ const INVALID = ["a b", "evil@x/y?z", "x/../admin", "x..y", 'a"b', "x:8o", "a%zz
 t.test("the rule's table", async (t) => {
   for (const host of VALID) t.ok(authorityIsValid(host), `${JSON.stringify(host)} passes`);
   for (const host of INVALID) t.notOk(authorityIsValid(host), `${JSON.stringify(host)} is refused`);
+});
+
+/** The rule as it was written before issue 53 took its slices out: the oracle for any value. */
+function slicingRule(value: string): boolean {
+  let rest: string;
+  if (value.charCodeAt(0) === 0x5b) {
+    const close = value.indexOf("]");
+    if (close === -1) return false;
+    const literal = value.slice(1, close);
+    if (!/^[vV][0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+$/.test(literal) && (literal.includes("%") || !isIPv6(literal))) return false;
+    rest = value.slice(close + 1);
+  } else {
+    const colon = value.indexOf(":");
+    const host = colon === -1 ? value : value.slice(0, colon);
+    if (!/^(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$/.test(host) || host.includes("..")) return false;
+    rest = colon === -1 ? "" : value.slice(colon);
+  }
+  return rest === "" || (rest.charCodeAt(0) === 0x3a && /^[0-9]*$/.test(rest.slice(1)));
+}
+
+t.test("the rule without slices: the same answer as with them, for any value", async () => {
+  const unit = fc.constantFrom(..."aZ09-._~!$&'()*+,;=%:[]@/?#. vF".split(""));
+  fc.assert(fc.property(fc.oneof(fc.string({ unit, maxLength: 24 }), fc.constantFrom(...VALID, ...INVALID)), (value) => authorityIsValid(value) === slicingRule(value)), { numRuns: 20_000 });
 });
 
 interface Http1Answer {

@@ -1,23 +1,25 @@
 // The HTTP/1.1 head an h2 request is sent to an HTTP/1.1 app with (RFC 9113 §8.2.3, §8.3.1), built in one pass over its fields.
 import { ForwardedFields } from "../forwarded-fields.js";
 import { NO_LISTED_NAMES, isHopByHop } from "../hop-by-hop.js";
-import type { RequestBodyFraming } from "../http1/forwarded-request-head.js";
+import type { ForwardedHead, RequestBodyFraming } from "../http1/forwarded-request-head.js";
+import { headOctets } from "../http1/head-octets.js";
 import type { H2ForwardOptions } from "../http2/h2-forward-headers.js";
 import type { H2Request } from "../http2/h2-request.js";
-
-/** An h2 request as an HTTP/1.1 head: the text and how its body is framed. */
-export interface Http1Head {
-  readonly text: string;
-  readonly framing: RequestBodyFraming;
-}
 
 /**
  * HTTP/1.1 to the app (RFC 9113 §8.2.3, §8.3.1): `:authority` becomes Host, cookie crumbs are
  * joined with `; `, `te` and hop-by-hop fields are dropped, and the body is framed by its
  * content-length (nghttp2 checks that the DATA frames add up to it) or chunked.
  */
-export function http1RequestHead(request: H2Request, options: H2ForwardOptions): Http1Head {
-  let text = `${request.method} ${options.target} HTTP/1.1\r\nhost: ${request.authority ?? options.upstreamHost}\r\n`;
+export function http1RequestHead(request: H2Request, options: H2ForwardOptions): ForwardedHead {
+  const out = headOctets;
+  out.begin();
+  out.put(request.method);
+  out.put(" ");
+  out.put(options.target);
+  out.put(" HTTP/1.1\r\nhost: ");
+  out.put(request.authority ?? options.upstreamHost);
+  out.put("\r\n");
   const forwarded = new ForwardedFields();
   let cookie: string | undefined;
   let contentLength: string | undefined;
@@ -36,17 +38,27 @@ export function http1RequestHead(request: H2Request, options: H2ForwardOptions):
       continue;
     }
     if (isHopByHop(name, NO_LISTED_NAMES)) continue;
-    text += `${name}: ${value}\r\n`;
+    out.put(name);
+    out.put(": ");
+    out.put(value);
+    out.put("\r\n");
   }
-  if (cookie !== undefined) text += `cookie: ${cookie}\r\n`;
-  text += forwarded.headerLines(options.clientAddress, request.authority);
+  if (cookie !== undefined) {
+    out.put("cookie: ");
+    out.put(cookie);
+    out.put("\r\n");
+  }
+  forwarded.writeLines(out, options.clientAddress, request.authority);
   let framing: RequestBodyFraming = "none";
   if (contentLength !== undefined) {
-    text += `content-length: ${contentLength}\r\n`;
+    out.put("content-length: ");
+    out.put(contentLength);
+    out.put("\r\n");
     if (contentLength !== "0") framing = "length";
   } else if (!request.bodiless) {
-    text += "transfer-encoding: chunked\r\n";
+    out.put("transfer-encoding: chunked\r\n");
     framing = "chunked";
   }
-  return { text: `${text}\r\n`, framing };
+  out.put("\r\n");
+  return { octets: out.finish(), framing };
 }

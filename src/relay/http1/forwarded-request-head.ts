@@ -1,13 +1,16 @@
-// The request head sent upstream, built once as one string: the client's headers minus hop-by-hop ones, X-Forwarded-* appended, the body's framing restated.
+// The request head sent upstream, written once as octets: the client's headers minus hop-by-hop ones, X-Forwarded-* appended, the body's framing restated.
 import { ForwardedFields } from "../forwarded-fields.js";
+import { isNamed } from "../header-name.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
+import { headOctets } from "./head-octets.js";
 import type { RequestHead } from "./request-head.js";
 
 /** How the request body travels upstream: none, as the client's Content-Length says, or re-chunked. */
 export type RequestBodyFraming = "none" | "length" | "chunked";
 
+/** A request head for an HTTP/1.1 app, whichever protocol the client spoke: its octets and how its body follows. */
 export interface ForwardedHead {
-  readonly text: string;
+  readonly octets: Buffer;
   readonly framing: RequestBodyFraming;
 }
 
@@ -32,7 +35,12 @@ export interface ForwardOptions {
 export function forwardedRequestHead(request: RequestHead, options: ForwardOptions): ForwardedHead {
   const raw = request.headers;
   let listed = NO_LISTED_NAMES;
-  let text = `${request.method} ${options.target} HTTP/1.1\r\n`;
+  const out = headOctets;
+  out.begin();
+  out.put(request.method);
+  out.put(" ");
+  out.put(options.target);
+  out.put(" HTTP/1.1\r\n");
   const forwarded = new ForwardedFields();
   let host: string | undefined;
   /** The Host the client sent, whatever becomes of it: X-Forwarded-Host tells the app. */
@@ -41,13 +49,13 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   let contentLength: string | undefined;
   // Connection first: the names it lists are hop-by-hop too, wherever they stand.
   const connection = request.joined("connection");
-  if (connection !== undefined) listed = connectionListedNames([connection]);
+  if (connection !== undefined) listed = connectionListedNames(connection);
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index]!;
     const value = raw[index + 1]!;
     switch (name.length) {
       case 4:
-        if (name.toLowerCase() === "host") {
+        if (isNamed(name, "host")) {
           clientHost ??= value;
           // A Host the client's Connection lists is hop-by-hop too: the upstream's is sent instead.
           if (options.hostOverride !== undefined || listed.has("host")) continue;
@@ -56,33 +64,45 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
         break;
       case 14:
         // Restated after the loop: framing is ours to send, even when Connection lists it.
-        if (name.toLowerCase() === "content-length") {
+        if (isNamed(name, "content-length")) {
           contentLength = value;
           if (value !== "0") framing = "length";
           continue;
         }
         break;
       case 17:
-        if (name.toLowerCase() === "transfer-encoding") {
+        if (isNamed(name, "transfer-encoding")) {
           framing = "chunked";
           continue;
         }
-        if (forwarded.collect(name.toLowerCase(), value)) continue;
+        if (forwarded.collect(name, value)) continue;
         break;
       case 15:
       case 16:
-        if (forwarded.collect(name.toLowerCase(), value)) continue;
+        if (forwarded.collect(name, value)) continue;
         break;
     }
     if (isHopByHop(name, listed)) continue;
-    text += `${name}: ${value}\r\n`;
+    out.put(name);
+    out.put(": ");
+    out.put(value);
+    out.put("\r\n");
   }
-  if (options.hostOverride !== undefined) text += `host: ${options.hostOverride}\r\n`;
-  else if (host === undefined) text += `host: ${options.upstreamHost}\r\n`;
-  text += forwarded.headerLines(options.clientAddress, options.hostOverride ?? clientHost);
-  if (framing === "chunked") text += "transfer-encoding: chunked\r\n";
-  else if (contentLength !== undefined) text += `content-length: ${contentLength}\r\n`;
-  if (options.upgrade === "websocket") text += "connection: Upgrade\r\nupgrade: websocket\r\n";
-  else if (options.upgrade === "other") text += "connection: close\r\n";
-  return { text: `${text}\r\n`, framing };
+  const upstreamHost = options.hostOverride ?? (host === undefined ? options.upstreamHost : undefined);
+  if (upstreamHost !== undefined) {
+    out.put("host: ");
+    out.put(upstreamHost);
+    out.put("\r\n");
+  }
+  forwarded.writeLines(out, options.clientAddress, options.hostOverride ?? clientHost);
+  if (framing === "chunked") out.put("transfer-encoding: chunked\r\n");
+  else if (contentLength !== undefined) {
+    out.put("content-length: ");
+    out.put(contentLength);
+    out.put("\r\n");
+  }
+  if (options.upgrade === "websocket") out.put("connection: Upgrade\r\nupgrade: websocket\r\n");
+  else if (options.upgrade === "other") out.put("connection: close\r\n");
+  out.put("\r\n");
+  return { octets: out.finish(), framing };
 }

@@ -16,7 +16,7 @@ import type { ForwardedHead } from "./forwarded-request-head.js";
 import { unaskedSwitch } from "./interim-responses.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
-import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
+import type { ReadEndWaiter, UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
 /** An HTTP/1.1 app's heads, as llhttp parsed them (the rest of what the exchange is told: AppUser). */
@@ -43,7 +43,7 @@ export interface Http1SendRules {
   readonly holdLastByte: boolean;
 }
 
-const NO_HEAD: ForwardedHead = { text: "", framing: "none" };
+const NO_HEAD: ForwardedHead = { octets: Buffer.alloc(0), framing: "none" };
 
 /** One per request, made with its exchange; `forward` once its head is planned, `open` once admitted. */
 export class Http1AppSide implements AppSide, UpstreamOwner {
@@ -122,17 +122,20 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
   #sendHead(): void {
     const upstream = this.#upstream!;
     const head = this.#head;
-    upstream.socket.cork();
-    if (this.#rules.holdLastByte && !this.#requestEnded && head.framing !== "chunked" && this.#bodyLeft === 0) {
-      upstream.write(head.text.slice(0, -1));
-      this.#lastByte = "\n";
-    } else upstream.write(head.text);
     const held = this.#held;
     this.#held = undefined;
+    const holdLastByte = this.#rules.holdLastByte && !this.#requestEnded && head.framing !== "chunked" && this.#bodyLeft === 0;
+    // The head alone (a GET) needs no cork: corked, even one write cost a buffered entry and its flush.
+    const corked = held !== undefined || holdLastByte || this.#lastByte !== undefined || head.framing === "chunked";
+    if (corked) upstream.socket.cork();
+    if (holdLastByte) {
+      upstream.write(head.octets.subarray(0, head.octets.length - 1));
+      this.#lastByte = "\n";
+    } else upstream.write(head.octets);
     if (held !== undefined) this.#writeBody(upstream, held.take());
     if (this.#requestEnded) this.#sendRequestEnd(upstream);
     else this.#record.awaitingHead(false);
-    upstream.socket.uncork();
+    if (corked) upstream.socket.uncork();
     this.#user.resumeBody();
   }
 
@@ -184,6 +187,14 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
   /** An HTTP/1.1 client's socket stays corked while the app's read that brought the head is parsed (upstream-connection.ts). */
   corkClientUntilReadEnds(client: Socket): void {
     this.#upstream?.corkClientUntilReadEnds(client);
+  }
+
+  /** `waiter` hears when the app's read that brought the head has been parsed (upstream-connection.ts); false when no read is under way. */
+  holdUntilReadEnds(waiter: ReadEndWaiter): boolean {
+    const upstream = this.#upstream;
+    if (upstream === undefined) return false;
+    upstream.holdUntilReadEnds(waiter);
+    return true;
   }
 
   /** The exchange ends without the app (the client gone, a deadline, a defect): a connection mid-exchange is dropped, never reused. */

@@ -34,6 +34,6 @@ export function unaskedSwitch(upgrade: "websocket" | "other" | undefined, head: 
 }
 
 /** The 101 as the client gets it: its Upgrade and Connection pass, and the connection is the tunnel's after it. */
-export function switchingProtocolsHead(head: ParsedHead): string {
+export function switchingProtocolsHead(head: ParsedHead): Buffer {
   return relayedResponseHead(101, head.statusMessage, head.headers, { hasContentLength: true, hasDate: true }, "none", false, UPGRADE_HEADERS);
 }

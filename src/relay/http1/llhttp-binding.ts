@@ -13,7 +13,11 @@ const binding = (): typeof HttpCommon => (httpCommon ??= process.getBuiltinModul
 
 export const MAX_HEAD_BYTES = 16 * 1024;
 
-/** What kOnHeadersComplete reports, with the headers and target of a long head reassembled. */
+/**
+ * What kOnHeadersComplete reports, with the headers and target of a long head reassembled. One
+ * object per parser, filled again for each message: it is valid only while `onHead` runs (keep
+ * its fields, never it; the `headers` array is each message's own).
+ */
 export interface ParsedHead {
   readonly versionMajor: number;
   readonly versionMinor: number;
@@ -30,6 +34,28 @@ export interface ParsedHead {
   readonly upgrade: boolean;
   /** Whether the connection may carry another message after this one. */
   readonly keepAlive: boolean;
+}
+
+/** No headers: what a parser's head holds between messages. */
+const NO_HEADERS: string[] = [];
+
+/** A parser's one ParsedHead, its fields set per message. */
+class HeadFields implements ParsedHead {
+  versionMajor = 0;
+  versionMinor = 0;
+  headers: string[] = NO_HEADERS;
+  method = "";
+  url = "";
+  statusCode = 0;
+  statusMessage = "";
+  upgrade = false;
+  keepAlive = false;
+
+  forget(): void {
+    this.headers = NO_HEADERS;
+    this.url = "";
+    this.statusMessage = "";
+  }
 }
 
 /** How a head handler tells llhttp about the body: parse it, none follows (HEAD's answer), or the rest is a tunnel. */
@@ -89,6 +115,8 @@ export class HttpParser {
   /** A head longer than 32 fields comes in pieces (kOnHeaders) before kOnHeadersComplete. */
   #pendingHeaders: string[] = [];
   #pendingUrl = "";
+  /** The head handed to onHead, filled in place per message: no object per head. */
+  readonly #head = new HeadFields();
 
   constructor(kind: "request" | "response", handler: ParserHandler) {
     const { HTTPParser, methods } = binding();
@@ -139,20 +167,23 @@ export class HttpParser {
         this.#pendingUrl = "";
       }
       try {
-        return this.#handler.onHead({
-          versionMajor,
-          versionMinor,
-          headers: allHeaders,
-          method: method === undefined ? "" : (methods[method] ?? ""),
-          url: target ?? "",
-          statusCode: statusCode ?? 0,
-          statusMessage: statusMessage ?? "",
-          upgrade,
-          keepAlive,
-        });
+        const head = this.#head;
+        head.versionMajor = versionMajor;
+        head.versionMinor = versionMinor;
+        head.headers = allHeaders;
+        head.method = method === undefined ? "" : (methods[method] ?? "");
+        head.url = target ?? "";
+        head.statusCode = statusCode ?? 0;
+        head.statusMessage = statusMessage ?? "";
+        head.upgrade = upgrade;
+        head.keepAlive = keepAlive;
+        return this.#handler.onHead(head);
       } catch (error) {
         this.#handler.onFault(error);
         return BODY.skip;
+      } finally {
+        // A parser kept between messages (an idle keep-alive connection's) must not keep the last head's strings.
+        this.#head.forget();
       }
     };
     parser[HTTPParser.kOnBody] = (chunk: Buffer) => {

@@ -1,5 +1,6 @@
 // One client request's head as llhttp parsed it: what the health endpoints, the error pages and the forwarded head read.
 import type { RequestView } from "../../http/response-writer.js";
+import { isNamed } from "../header-name.js";
 import type { ParsedHead } from "./llhttp-binding.js";
 
 /** A request head; header lookups scan the raw list (a handful of fields, read a few times per request). */
@@ -30,7 +31,7 @@ export class RequestHead implements RequestView {
     let joined: string | undefined;
     for (let index = 0; index < this.headers.length; index += 2) {
       const name = this.headers[index]!;
-      if (name.length === lowerName.length && name.toLowerCase() === lowerName) joined = joined === undefined ? this.headers[index + 1]! : `${joined}, ${this.headers[index + 1]!}`;
+      if (isNamed(name, lowerName)) joined = joined === undefined ? this.headers[index + 1]! : `${joined}, ${this.headers[index + 1]!}`;
     }
     return joined;
   }
@@ -40,7 +41,7 @@ export class RequestHead implements RequestView {
     let count = 0;
     for (let index = 0; index < this.headers.length; index += 2) {
       const name = this.headers[index]!;
-      if (name.length === lowerName.length && name.toLowerCase() === lowerName) count++;
+      if (isNamed(name, lowerName)) count++;
     }
     return count;
   }
@@ -53,10 +54,8 @@ export class RequestHead implements RequestView {
 
 /** The first value of a header in a flat `[name, value, ...]` list (`lowerName` in lower case), or undefined. */
 export function headerValue(headers: readonly string[], lowerName: string): string | undefined {
-  const length = lowerName.length;
   for (let index = 0; index < headers.length; index += 2) {
-    const name = headers[index]!;
-    if (name.length === length && name.toLowerCase() === lowerName) return headers[index + 1];
+    if (isNamed(headers[index]!, lowerName)) return headers[index + 1];
   }
   return undefined;
 }

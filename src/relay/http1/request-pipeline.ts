@@ -12,6 +12,8 @@ interface Waiting {
  * State only, one per connection: the connection decides when to start, end or close, and this
  * keeps who is next. Answers go out in request order, so only one transaction is active; the
  * others wait parsed (the connection stops reading while any do, so they are at most one read's).
+ * The first in line is kept in fields, the rest in a list made only when a second waits: a
+ * request that is not pipelined costs no entry and no array.
  */
 export class RequestPipeline {
   #active: Transaction | undefined;
@@ -20,7 +22,12 @@ export class RequestPipeline {
   #activeResponseEnded = false;
   /** The transaction whose request body is being parsed: the newest in line. */
   #parsing: Transaction | undefined;
-  readonly #waiting: Waiting[] = [];
+  /** The first waiting, when one does. */
+  #first: Transaction | undefined;
+  #firstKeepAlive = true;
+  #firstEnded = false;
+  /** Those behind the first. */
+  #behind: Waiting[] | undefined;
 
   /** The transaction being answered. */
   get active(): Transaction | undefined {
@@ -49,13 +56,17 @@ export class RequestPipeline {
 
   /** How many wait parsed behind the active one. */
   get waiting(): number {
-    return this.#waiting.length;
+    return this.#first === undefined ? 0 : 1 + (this.#behind?.length ?? 0);
   }
 
   /** A head was parsed: its transaction joins the line, and its body is what is parsed from now. */
   parsed(transaction: Transaction, keepAlive: boolean): void {
     this.#parsing = transaction;
-    this.#waiting.push({ transaction, keepAlive, ended: false });
+    if (this.#first === undefined) {
+      this.#first = transaction;
+      this.#firstKeepAlive = keepAlive;
+      this.#firstEnded = false;
+    } else (this.#behind ??= []).push({ transaction, keepAlive, ended: false });
   }
 
   /** The transaction whose body was being parsed, no longer so (its request ended, or a parse error cut it). */
@@ -71,8 +82,11 @@ export class RequestPipeline {
       this.#activeRequestEnded = true;
       return true;
     }
-    const waiting = this.#waiting.find((entry) => entry.transaction === transaction);
-    if (waiting) waiting.ended = true;
+    if (transaction === this.#first) this.#firstEnded = true;
+    else {
+      const waiting = this.#behind?.find((entry) => entry.transaction === transaction);
+      if (waiting) waiting.ended = true;
+    }
     return false;
   }
 
@@ -85,9 +99,13 @@ export class RequestPipeline {
 
   /** Leaves the line if it waits there (a request a parse error cut before its turn); true if it did. */
   drop(transaction: Transaction): boolean {
-    const at = this.#waiting.findIndex((entry) => entry.transaction === transaction);
+    if (transaction === this.#first) {
+      this.#shiftFirst();
+      return true;
+    }
+    const at = this.#behind?.findIndex((entry) => entry.transaction === transaction) ?? -1;
     if (at < 0) return false;
-    this.#waiting.splice(at, 1);
+    this.#behind!.splice(at, 1);
     return true;
   }
 
@@ -98,13 +116,22 @@ export class RequestPipeline {
 
   /** The first in line becomes the active one; undefined when none waits. */
   next(): Transaction | undefined {
-    const next = this.#waiting.shift();
+    const next = this.#first;
     if (next === undefined) return undefined;
-    this.#active = next.transaction;
-    this.#activeKeepAlive = next.keepAlive;
-    this.#activeRequestEnded = next.ended;
+    this.#active = next;
+    this.#activeKeepAlive = this.#firstKeepAlive;
+    this.#activeRequestEnded = this.#firstEnded;
     this.#activeResponseEnded = false;
-    return next.transaction;
+    this.#shiftFirst();
+    return next;
+  }
+
+  /** The one behind the first moves up (or none waits). */
+  #shiftFirst(): void {
+    const behind = this.#behind?.shift();
+    this.#first = behind?.transaction;
+    this.#firstKeepAlive = behind?.keepAlive ?? true;
+    this.#firstEnded = behind?.ended ?? false;
   }
 
   /** Empties the line for a close or a fault: the active transaction, and every other one it held. */
@@ -113,7 +140,9 @@ export class RequestPipeline {
     const parsing = this.#parsing;
     this.#active = undefined;
     this.#parsing = undefined;
-    const others = this.#waiting.splice(0).map((entry) => entry.transaction);
+    const others = this.#first === undefined ? [] : [this.#first, ...(this.#behind ?? []).map((entry) => entry.transaction)];
+    this.#first = undefined;
+    this.#behind = undefined;
     if (parsing !== undefined && parsing !== active && !others.includes(parsing)) others.push(parsing);
     return { active, others };
   }

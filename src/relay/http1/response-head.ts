@@ -1,6 +1,8 @@
-// Response heads written to the client, built once as one string: the upstream's minus hop-by-hop ones, with our own framing and connection headers.
+// Response heads written to the client: the upstream's minus hop-by-hop ones, with our own framing and connection headers, written once as octets; our own heads as one string.
+import { isNamed } from "../header-name.js";
 import { httpDate } from "../http-date.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
+import { headOctets } from "./head-octets.js";
 import { statusText } from "./status-text.js";
 
 /**
@@ -21,17 +23,28 @@ export const CLIENT_KEEP_ALIVE_SECONDS = 620;
 
 const KEEP_ALIVE_LINES = `connection: keep-alive\r\nkeep-alive: timeout=${CLIENT_KEEP_ALIVE_SECONDS}\r\n`;
 const CLOSE_LINE = "connection: close\r\n";
+/** The status line's end and the connection's fate, one piece each. */
+const STATUS_END_KEEP_ALIVE = `\r\n${KEEP_ALIVE_LINES}`;
+const STATUS_END_CLOSE = `\r\n${CLOSE_LINE}`;
+
+/** The four answers, made once: the facts of a head cost no object. */
+const FACTS: readonly UpstreamHeaderFacts[] = [
+  { hasContentLength: false, hasDate: false },
+  { hasContentLength: true, hasDate: false },
+  { hasContentLength: false, hasDate: true },
+  { hasContentLength: true, hasDate: true },
+];
 
 /** Facts about the upstream's headers the framing decision needs, in one pass. */
 export function upstreamHeaderFacts(headers: readonly string[]): UpstreamHeaderFacts {
-  let hasContentLength = false;
-  let hasDate = false;
+  let hasContentLength = 0;
+  let hasDate = 0;
   for (let index = 0; index < headers.length; index += 2) {
     const name = headers[index]!;
-    if (name.length === 14 && name.toLowerCase() === "content-length") hasContentLength = true;
-    else if (name.length === 4 && name.toLowerCase() === "date") hasDate = true;
+    if (isNamed(name, "content-length")) hasContentLength = 1;
+    else if (isNamed(name, "date")) hasDate = 2;
   }
-  return { hasContentLength, hasDate };
+  return FACTS[hasContentLength | hasDate]!;
 }
 
 /**
@@ -46,24 +59,40 @@ export function relayedResponseHead(
   framing: ResponseFraming,
   keepAlive: boolean,
   keep?: readonly string[],
-): string {
-  let connection: string[] | undefined;
+): Buffer {
+  // One Connection field (the usual) is passed as it is; a list is made only for a second.
+  let connection: string | undefined;
+  let connections: string[] | undefined;
   for (let index = 0; index < headers.length; index += 2) {
-    const name = headers[index]!;
-    if (name.length === 10 && name.toLowerCase() === "connection") (connection ??= []).push(headers[index + 1]!);
+    if (!isNamed(headers[index]!, "connection")) continue;
+    if (connection === undefined) connection = headers[index + 1]!;
+    else (connections ??= [connection]).push(headers[index + 1]!);
   }
-  const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames(connection);
+  const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames(connections ?? connection);
+  const out = headOctets;
+  out.begin();
+  out.put("HTTP/1.1 ");
+  out.putStatus(status);
+  out.put(" ");
+  out.put(statusMessage || statusText(status));
   // The connection's fate first, as node:http put a Connection header set before writeHead.
-  let text = `HTTP/1.1 ${status} ${statusMessage || statusText(status)}\r\n${status < 200 ? "" : keepAlive ? KEEP_ALIVE_LINES : CLOSE_LINE}`;
+  out.put(status < 200 ? "\r\n" : keepAlive ? STATUS_END_KEEP_ALIVE : STATUS_END_CLOSE);
   for (let index = 0; index < headers.length; index += 2) {
     const name = headers[index]!;
     if (isHopByHop(name, listed) && !(keep !== undefined && keep.includes(name.toLowerCase()))) continue;
-    if (status === 204 && name.length === 14 && name.toLowerCase() === "content-length") continue;
-    text += `${name}: ${headers[index + 1]!}\r\n`;
+    if (status === 204 && isNamed(name, "content-length")) continue;
+    out.put(name);
+    out.put(": ");
+    out.put(headers[index + 1]!);
+    out.put("\r\n");
   }
-  if (!facts.hasDate) text += `date: ${httpDate()}\r\n`;
-  if (framing === "chunked") text += "transfer-encoding: chunked\r\n";
-  return `${text}\r\n`;
+  if (!facts.hasDate) {
+    out.put("date: ");
+    out.put(httpDate());
+    out.put("\r\n");
+  }
+  out.put(framing === "chunked" ? "transfer-encoding: chunked\r\n\r\n" : "\r\n");
+  return out.finish();
 }
 
 /** A head of our own (health paths, proxy-made errors): the given headers, Date and the connection's fate. */

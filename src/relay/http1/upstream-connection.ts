@@ -1,6 +1,7 @@
 // One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
 import { connect, type Socket } from "node:net";
 import { faultAt } from "../fault-injection.js";
+import { isNamed } from "../header-name.js";
 import { HEAD_TIMEOUT_CODE, UpstreamFailure } from "../upstream-failure.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
 
@@ -20,6 +21,11 @@ export interface UpstreamOwner {
   onUpstreamDrain(): void;
   /** A defect of ours in one of this connection's callbacks (the connection is already destroyed). */
   onInternalFault(error: unknown): void;
+}
+
+/** Told when the read being parsed has been, so that what it held back goes out (see holdUntilReadEnds). */
+export interface ReadEndWaiter {
+  readEnded(): void;
 }
 
 /** Host and port, or a unix socket's path (`--upstream unix:`). */
@@ -57,6 +63,8 @@ export class UpstreamConnection {
   #awaitingHead = false;
   /** A client socket corked while this read is parsed (see corkClientUntilReadEnds). */
   #corkedClient: Socket | undefined;
+  /** Who holds something back until this read has been parsed (see holdUntilReadEnds). */
+  #readEndWaiter: ReadEndWaiter | undefined;
   /** Set by the pool: when this connection went idle (performance.now()), or -1 while in use. */
   idleSince = -1;
   /** What the app's last `Keep-Alive: timeout=N` allows us to keep it idle, in ms (Infinity: no hint). */
@@ -119,7 +127,7 @@ export class UpstreamConnection {
     this.#connected = true;
     // The connect's deadline is met; the head's starts when the request has been sent.
     this.#awaitingHead = false;
-    this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, () => this.#parser.currentRead()));
+    this.#consumed = this.#parser.consume(this.socket, (result) => this.#afterRead(result, undefined));
     this.#owner?.onConnected();
   }
 
@@ -145,6 +153,7 @@ export class UpstreamConnection {
     const owner = this.#owner ?? this.#settlingOwner;
     this.#owner = undefined;
     this.#settlingOwner = undefined;
+    this.#readEnded();
     this.#uncorkClient();
     this.socket.destroy();
     if (owner !== undefined) owner.onInternalFault(error);
@@ -201,6 +210,24 @@ export class UpstreamConnection {
     this.#corkedClient = client;
   }
 
+  /**
+   * `waiter` is told once this read has been parsed: an answer's head held back for the body
+   * bytes of the same read, so that head and body leave in one write with no cork (the
+   * Writable's buffered entries and writev per response), and a head whose body is not in this
+   * read still leaves at its end, with no timer or tick.
+   */
+  holdUntilReadEnds(waiter: ReadEndWaiter): void {
+    if (this.#readEndWaiter !== waiter) this.#readEnded();
+    this.#readEndWaiter = waiter;
+  }
+
+  #readEnded(): void {
+    const waiter = this.#readEndWaiter;
+    if (waiter === undefined) return;
+    this.#readEndWaiter = undefined;
+    waiter.readEnded();
+  }
+
   #uncorkClient(): void {
     const client = this.#corkedClient;
     if (client === undefined) return;
@@ -245,20 +272,22 @@ export class UpstreamConnection {
 
   #onData(data: Buffer): void {
     try {
-      this.#afterRead(this.#parser.execute(data), () => data);
+      this.#afterRead(this.#parser.execute(data), data);
     } catch (error) {
       this.#fault(error);
     }
   }
 
-  #afterRead(result: number | ParseError, read: () => Buffer): void {
+  /** `read`: the read parsed, when it came as a `data` event; undefined when the parser read the handle itself (then it is asked for a copy, only after an upgrade: no closure per read). */
+  #afterRead(result: number | ParseError, read: Buffer | undefined): void {
+    this.#readEnded();
     this.#uncorkClient();
     if (isParseError(result)) {
       this.#fail(new UpstreamFailure(result.code, `upstream sent an unparseable answer: ${result.reason}`));
       return;
     }
     if (this.#upgrading) {
-      this.#tunnel(read().subarray(result));
+      this.#tunnel((read ?? this.#parser.currentRead()).subarray(result));
       return;
     }
     const onSettled = this.#onSettled;
@@ -326,7 +355,7 @@ const KEEP_ALIVE_TIMEOUT = /(?:^|[\s,;])timeout\s*=\s*(\d+)/i;
 function hintedIdleMs(headers: readonly string[], current: number): number {
   for (let index = 0; index < headers.length; index += 2) {
     const name = headers[index]!;
-    if (name.length !== 10 || name.toLowerCase() !== "keep-alive") continue;
+    if (!isNamed(name, "keep-alive")) continue;
     const match = KEEP_ALIVE_TIMEOUT.exec(headers[index + 1]!);
     if (match === null) continue;
     const seconds = Number(match[1]);

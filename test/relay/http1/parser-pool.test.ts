@@ -3,13 +3,13 @@ import t from "tap";
 import { BODY, type ParsedHead, type ParserHandler } from "../../../src/relay/http1/llhttp-binding.js";
 import { ParserPool } from "../../../src/relay/http1/parser-pool.js";
 
-/** A handler that records the heads and message ends it is given, and any fault. */
+/** A handler that records the heads (copies: the parser fills one head per message, valid while onHead runs) and message ends it is given, and any fault. */
 function recorder() {
   const heads: ParsedHead[] = [];
   const events: string[] = [];
   const handler: ParserHandler = {
     onHead: (head) => {
-      heads.push(head);
+      heads.push({ ...head });
       events.push(`head ${head.method} ${head.url}`);
       return BODY.parse;
     },
