@@ -103,7 +103,8 @@ t.test("an app that refuses: not ready, logged once", async (t) => {
 });
 
 t.test("while draining: failedChecks names shutdown, and ?exclude=shutdown reads the other checks", async (t) => {
-  const { daemon } = await setUp(t, "established-only", 200, ["--shutdown-delay", "300ms"]);
+  // The delay long enough for the four requests below on a loaded machine.
+  const { daemon } = await setUp(t, "established-only", 200, ["--shutdown-delay", "2s"]);
   const drained = daemon.shutdown.run("SIGTERM");
   t.teardown(() => drained);
   const json = await send(daemon.port, "/readyz");

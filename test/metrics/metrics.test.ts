@@ -85,7 +85,7 @@ t.test("counts after known traffic: codes and methods, health paths excluded, 50
 });
 
 t.test("a refused upstream, a ready pod, draining", async (t) => {
-  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`, "--metrics-listen", "127.0.0.1:0", "--shutdown-delay", "300ms"]);
+  const daemon = await startTestDaemon(t, ["--upstream", `http://127.0.0.1:${await closedPort()}`, "--metrics-listen", "127.0.0.1:0", "--shutdown-delay", "2s"]);
   t.equal((await send(daemon.port, "/x")).status, 502);
   await send(daemon.port, "/readyz");
   let { families } = await scrape(daemon.metricsPort!);

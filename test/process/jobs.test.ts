@@ -62,10 +62,10 @@ async function hangingSidecar(t: Test): Promise<{ url: string; accepted: Promise
 
 t.test("POST /quitquitquit: 202, again the same, the whole shutdown, exit 0; `readiness-proxy stop` does the same", { skip }, async (t) => {
   const adminPort = await closedPort();
-  const daemon = await spawnDaemon(t, binary.command, ["--upstream", `http://127.0.0.1:${await closedPort()}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--shutdown-delay", "500ms"]);
+  const daemon = await spawnDaemon(t, binary.command, ["--upstream", `http://127.0.0.1:${await closedPort()}`, "--admin-listen", `127.0.0.1:${adminPort}`, "--shutdown-delay", "2s"]);
   const first = await send(adminPort, "/quitquitquit", { method: "POST" });
   t.same([first.status, first.json()], [202, { stopping: true }]);
-  t.match(await daemon.waitForLog("draining"), { reason: "POST /quitquitquit", shutdownDelayMs: 500 });
+  t.match(await daemon.waitForLog("draining"), { reason: "POST /quitquitquit", shutdownDelayMs: 2000 });
   const again = await send(adminPort, "/quitquitquit", { method: "POST" });
   t.same([again.status, again.json()], [202, { stopping: true }], "again: the same");
   const readyz = await send(daemon.port, "/readyz");

@@ -20,7 +20,8 @@ t.test("drain: served through the delay, then GOAWAY; a stream in flight finishe
     stream.respond({ ":status": 200 });
     stream.end("quick");
   });
-  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--shutdown-delay", "300ms"]);
+  // Long enough for the two requests it sends during the delay on a loaded machine.
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--shutdown-delay", "2s"]);
   const session = h2Connect(t, daemon.port);
   const goaway = new Promise<void>((resolve) => session.once("goaway", () => resolve()));
   const slow = h2Request(session, { ":path": "/slow" });
