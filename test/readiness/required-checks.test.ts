@@ -112,7 +112,8 @@ t.test("1,000 concurrent /readyz callers: one run of every check per TTL (counte
   const clock = new ManualClock();
   const daemon = await startTestDaemon(
     t,
-    ["--readiness-required-http", `mesh=${mesh.url}/ready`, "--readiness-required-grpc", `db=127.0.0.1:${db.port}`, "--readiness-cache-ttl", "1s"],
+    // A probe timeout no loaded machine reaches: 1,000 connections arrive beside each probe, and a probe that timed out is a 503 cached for the TTL (seen: 1 s ran out in a CI run).
+    ["--readiness-required-http", `mesh=${mesh.url}/ready`, "--readiness-required-grpc", `db=127.0.0.1:${db.port}`, "--readiness-cache-ttl", "1s", "--readiness-upstream-timeout", "30s"],
     undefined,
     { clock },
   );
