@@ -157,6 +157,11 @@ export class H2Listener {
     this.#bodyReads = new LocalBodyReads(headTimeoutMs, this.#reportFault);
   }
 
+  /** Open HTTP/2 client connections. */
+  get size(): number {
+    return this.#connections.size;
+  }
+
   /** Takes a socket whose first bytes were the preface; `rest` came after it in the same read. */
   accept(socket: Socket, rest: Buffer, now: number): void {
     this.#now = now;
