@@ -1,4 +1,5 @@
 // The h2c side of the one listener on our own codec: its connections and limits (CONTRACT §13), each request's checks before routing, the idle close, the head deadline, the drain and the connection age.
+import { peerAddressOf } from "../peer-address.js";
 import type { ConnectionLimit, IdleMember } from "../connection-limit.js";
 import type { Socket } from "node:net";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
@@ -165,7 +166,7 @@ export class H2Listener {
   /** Takes a socket whose first bytes were the preface; `rest` came after it in the same read. */
   accept(socket: Socket, rest: Buffer, now: number): void {
     this.#now = now;
-    const state = new ConnectionState(socket, this, socket.remoteAddress, now);
+    const state = new ConnectionState(socket, this, peerAddressOf(socket), now);
     const { connection } = state;
     const age = this.#parts.context.connectionAge;
     if (age !== undefined) state.cancelAge = scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(state, age.graceMs));
