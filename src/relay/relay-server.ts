@@ -170,7 +170,7 @@ export class RelayServer implements ConnectionHost, Listener {
 
   switchToHttp2(connection: ClientConnection, rest: Buffer): void {
     this.forget(connection);
-    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, KEEP_ALIVE_TIMEOUT_MS, HEADERS_TIMEOUT_MS, this.#parts.connectionLimit);
+    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, HEADERS_TIMEOUT_MS, this.#parts.connectionLimit);
     this.#h2.accept(connection.socket, rest, this.now);
   }
 
@@ -228,6 +228,12 @@ export class RelayServer implements ConnectionHost, Listener {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
     this.#h2?.sweep(now);
+    // Keep-alive, both protocols: only the connections at the front of the deadlines are looked at.
+    try {
+      this.#parts.connectionLimit.idle.expire(now, KEEP_ALIVE_TIMEOUT_MS);
+    } catch (error) {
+      this.reportFault(error);
+    }
     for (const connection of this.#connections) {
       try {
         faultAt("timer");
@@ -250,8 +256,6 @@ export class RelayServer implements ConnectionHost, Listener {
       if (now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
     } else if (connection.headStartedAt > 0) {
       if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
-    } else if (connection.idle && now - connection.idleSince >= KEEP_ALIVE_TIMEOUT_MS) {
-      connection.destroy();
     } else {
       // Nothing read since the last sweep (idle, or its answer slow to come): the parser goes back to the pool.
       connection.parkParserIfQuiet();

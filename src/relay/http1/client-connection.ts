@@ -11,7 +11,7 @@ import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
 import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer, speaksNeitherProtocol } from "./connection-refusals.js";
 import { scheduleConnectionAge } from "../connection-age.js";
-import type { IdleMember } from "../connection-limit.js";
+import type { IdleMember } from "../keep-alive-deadlines.js";
 import { peerAddressOf } from "../peer-address.js";
 
 /** Where a client socket keeps its connection, for the listeners every socket shares. */
@@ -203,6 +203,11 @@ export class ClientConnection implements IdleMember, ReadOwner {
 
   /** Closed between requests to admit another connection at --max-connections. */
   shedIdle(): void {
+    this.destroy();
+  }
+
+  /** Idle for the keep-alive time (the listener's deadlines): closed, as node:http's keepAliveTimeout closes it. */
+  keepAliveEnded(): void {
     this.destroy();
   }
 
