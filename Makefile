@@ -67,7 +67,7 @@ help:
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make fuzz   a million generated socket tables, a million requests and a million h2 connections, against their references, and the h2 codec's frame reader and HPACK (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
-	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, of all at once, then of h2 beside attackers, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root; the attackers' phase is not yet held in 64 MiB; SOAK_LOADS=idle,http1,h2c for 10,000 idle HTTP/1.1 and 3,000 idle h2c clients, not yet held in 64 MiB: 67 MiB at 10,000 open, 16 of it the kernel's sockets)"
+	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, of all at once, of 10,000 idle HTTP/1.1 then 3,000 idle h2c clients beside honest GETs, then of h2 beside attackers, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root; the attackers' phase is not yet held in 64 MiB)"
 	@echo "make lint   type-check, then eslint (eslint.config.mjs) over src/ test/ bench/"
 	@echo "make clean  remove build output"
 
@@ -308,16 +308,17 @@ soak: build
 
 # The binary in a memory cgroup of SOAK_MEMORY_LIMIT, once per set of loads in SOAK_LOADS, each set at once through a
 # fresh proxy (see bench/README.md): the HTTP/1.1 loads, then issue 38's h2 set (h2c GETs and downloads with 100 gRPC
-# calls in flight), then all of them at once (passed 5 runs of 5 since the listener became 16 sockets), then the h2 set
+# calls in flight), then all of them at once (passed 5 runs of 5 since the listener became 16 sockets), then the idle
+# phase, then the h2 set
 # beside issue 52's attackers (a client that reads nothing, 1-octet DATA frames) and an honest client's 1 MiB GETs.
 # Without root or a memory controller it says why and skips.
 SOAK_CGROUP_SECONDS ?= 60
 SOAK_MEMORY_LIMIT ?= 64M
-# The idle phase (idle,http1,h2c) is not in the default set: it is still OOM-killed in 64 MiB (issue 58). Measured
-# (cgroup v1, 2026-12-07, bench/README.md): at 10,000 open sockets the kernel charges 16 MiB of its own memory for them
-# (kmem, about 1.6 KiB a socket), the proxy starts at 14.9 MB of RssAnon and holds 50 MB with 7,000 idle HTTP/1.1 and
-# 3,000 idle h2c connections: 67 MiB with nothing in flight, 76 MiB at the peak of the ramp.
-SOAK_LOADS ?= http1 h2c,grpc http1,h2c,grpc h2c,grpc,stall,octets
+# The idle phase (issue 58): 10,000 idle HTTP/1.1 clients for half the time, then, once they are gone, 3,000 idle h2c
+# ones, beside honest GETs over HTTP/1.1 and h2c (each a whole 200). Measured (cgroup v1, 2026-12-07): at 10,000 open
+# sockets the kernel charges 17 MiB of its own memory for them (about 1.7 KiB a socket), the proxy holds 41-44 MB of
+# RssAnon with them; cgroup peak 59.8-61.8 MiB in 6 runs. Before the burst collections it was OOM-killed at ~9,800.
+SOAK_LOADS ?= http1 h2c,grpc http1,h2c,grpc idle h2c,grpc,stall,octets
 soak-cgroup: build
 	@$(MAKE) --no-print-directory bench-tools BENCH_TOOLS="wrk:wrk h2load:nghttp2-client go:golang-go /usr/share/gocode/src/google.golang.org/grpc/regenerate.sh:golang-google-grpc-dev"
 	@for loads in $(SOAK_LOADS); do \

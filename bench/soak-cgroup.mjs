@@ -2,7 +2,7 @@
 // Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets,idle] [--malloc-arena-max 2]
 // Issue 52's hostile h2 clients: "stall", one that reads nothing on 90 GET /big streams beside an honest client's 1 MiB GETs
 // (each must come whole); "octets", 1-octet DATA frames to a proxied path and to the gRPC health Check.
-// Issue 58's "idle": 10,000 idle HTTP/1.1 then 3,000 idle h2c client connections.
+// Issue 58's "idle": 10,000 idle HTTP/1.1 then 3,000 idle h2c client connections, honest GETs beside them.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMemoryCgroup, findMemoryCgroupParent, parseBytes } from "./lib/cgroup.mjs";
 import { honestVictim, oneOctetFrames, stalledReader } from "./lib/h2-attackers.mjs";
+import { honestGets } from "./lib/honest-gets.mjs";
 import { runH2load } from "./lib/h2load.mjs";
 import { rssAnonMb, startListening, stop } from "./lib/processes.mjs";
 import { runWrk } from "./lib/wrk.mjs";
@@ -57,8 +58,7 @@ const H2_LOADS = [
 ];
 const GRPC_IN_FLIGHT = 100;
 // The idle phase: keep-alive clients that send one GET each and then hold their connection, as
-// load balancers and pooled clients do; the h2c ones come once the HTTP/1.1 ones are all open
-// (past the default --max-connections of 10,000: the oldest idle ones are shed for them).
+// load balancers and pooled clients do; the h2c ones come once the HTTP/1.1 ones are gone.
 const IDLE_HTTP1 = 10_000;
 const IDLE_H2C = 3_000;
 
@@ -74,20 +74,44 @@ async function openIdleClients(count, protocol) {
   return { clients, ready, stderr: () => stderr.trim().split("\n").at(-1) };
 }
 
-/** The idle phase: both kinds opened in turn, held for the soak's time, then closed. */
-async function runIdle(signal) {
-  const started = Date.now();
-  const http1 = await openIdleClients(IDLE_HTTP1, "h1");
-  const h2c = http1.ready && !signal.aborted ? await openIdleClients(IDLE_H2C, "h2") : { ready: false, stderr: () => "not started" };
-  const heldS = (Date.now() - started) / 1000;
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, seconds * 1000 - (Date.now() - started)));
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function holdFor(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
     signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
-  for (const { clients } of [http1, h2c]) clients?.stdin.end();
-  const errors = (http1.ready ? 0 : 1) + (h2c.ready ? 0 : 1);
-  const note = errors > 0 ? `not all answered: ${[!http1.ready && `HTTP/1.1: ${http1.stderr()}`, !h2c.ready && `h2c: ${h2c.stderr()}`].filter(Boolean).join("; ")}` : `all open and answered after ${heldS.toFixed(1)} s`;
-  return { requests: (http1.ready ? IDLE_HTTP1 : 0) + (h2c.ready ? IDLE_H2C : 0), rps: 0, latency: "", errors, note };
+}
+
+/** Closes a set of idle clients and waits until its process (and so every socket) is gone. */
+async function closeIdleClients({ clients }) {
+  if (clients === undefined || clients.exitCode !== null || clients.signalCode !== null) return;
+  const gone = new Promise((resolve) => clients.once("exit", resolve));
+  clients.stdin.end();
+  await gone;
+}
+
+/**
+ * The idle phase: the HTTP/1.1 clients for the first half of the time, then, once they are gone,
+ * the h2c ones (as nginx's 32 and 31 MiB were measured, each set on its own), with honest
+ * clients beside both the whole time (bench/lib/honest-gets.mjs), every answer of theirs a
+ * whole 200: a proxy that holds the idle ones but stops serving fails here.
+ */
+async function runIdle(signal) {
+  const started = Date.now();
+  const honest = honestGets(PORTS.proxy, untilTheEnd(signal));
+  const http1 = await openIdleClients(IDLE_HTTP1, "h1");
+  const http1HeldS = (Date.now() - started) / 1000;
+  await holdFor(seconds * 500 - (Date.now() - started), signal);
+  await closeIdleClients(http1);
+  const h2Started = Date.now();
+  const h2c = http1.ready && !signal.aborted ? await openIdleClients(IDLE_H2C, "h2") : { ready: false, stderr: () => "not started" };
+  const h2HeldS = (Date.now() - h2Started) / 1000;
+  await holdFor(seconds * 1000 - (Date.now() - started), signal);
+  await closeIdleClients(h2c);
+  const gets = await honest;
+  const notReady = [!http1.ready && `HTTP/1.1: ${http1.stderr()}`, !h2c.ready && `h2c: ${h2c.stderr()}`].filter(Boolean);
+  const opened = notReady.length > 0 ? `not all idle ones answered: ${notReady.join("; ")}` : `all idle ones open and answered, HTTP/1.1 after ${http1HeldS.toFixed(1)} s, h2c after ${h2HeldS.toFixed(1)} s`;
+  return { requests: gets.requests, rps: gets.requests / seconds, latency: "", errors: gets.errors + notReady.length, note: [opened, gets.note].filter(Boolean).join("; ") };
 }
 
 const place = findMemoryCgroupParent();
@@ -140,7 +164,7 @@ const loads = [
     },
   })),
   ...(kinds.includes("idle")
-    ? [{ name: "idle keep-alive clients", shape: `${IDLE_HTTP1} HTTP/1.1, then ${IDLE_H2C} h2c, one GET each, then held`, run: (signal) => runIdle(signal) }]
+    ? [{ name: "idle keep-alive clients", shape: `${IDLE_HTTP1} HTTP/1.1, then ${IDLE_H2C} h2c, one GET each, then held; honest GET /small beside them (HTTP/1.1 kept alive, HTTP/1.1 a new connection each, h2c)`, run: (signal) => runIdle(signal) }]
     : []),
   ...(grpcProgram
     ? [

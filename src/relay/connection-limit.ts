@@ -1,14 +1,7 @@
 // --max-connections (CONTRACT §18), once for both protocols: open client connections counted by socket, idle ones kept oldest first, the oldest shed to admit a new one, the rest held unread until one ends.
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
-
-/** A client connection as the limit sees it: whether it carries nothing now, and how it is closed between requests. */
-export interface IdleMember {
-  /** Nothing in flight and nothing begun: closing it now loses nothing. */
-  readonly idleKeepAlive: boolean;
-  /** Closes it as an idle one is closed (HTTP/1.1: now; h2: GOAWAY NO_ERROR, then the close). */
-  shedIdle(): void;
-}
+import { KeepAliveDeadlines, type IdleMember } from "./keep-alive-deadlines.js";
 
 /** What the metrics read (plain numbers, read only on a scrape). */
 export interface ClientConnectionCounts {
@@ -30,10 +23,9 @@ export const LIMIT_WARN_INTERVAL_MS = 60_000;
 export const MAX_HELD = 511;
 
 /**
- * The limit. `idle` is a Set used as an ordered list: a connection that becomes idle is moved to
- * its end, so its first entry is the longest idle; one that became busy again stays in place
- * and is skipped (and dropped) when met, so nothing is done on the busy path but one delete and
- * one add when an answer ends.
+ * The limit. Its idle connections are the listener's one keep-alive deadline structure (kept
+ * whatever the limit, 0 included: the sweep ends their keep-alive from it), oldest first, so the
+ * first one still idle is the one shed.
  */
 export class ConnectionLimit implements ClientConnectionCounts {
   open = 0;
@@ -41,7 +33,8 @@ export class ConnectionLimit implements ClientConnectionCounts {
   readonly #limit: number;
   readonly #log: Logger;
   readonly #clock: () => number;
-  readonly #idle = new Set<IdleMember>();
+  /** Idle client connections of both protocols, in the order they became idle. */
+  readonly idle = new KeepAliveDeadlines();
   readonly #held: Held[] = [];
   #lastWarn = -Infinity;
 
@@ -68,28 +61,25 @@ export class ConnectionLimit implements ClientConnectionCounts {
 
   /** `member` carries nothing now: the newest idle one; or, with connections waiting, closed to let the first in. */
   becameIdle(member: IdleMember): void {
-    if (this.#limit === 0) return;
-    this.#idle.delete(member);
-    this.#idle.add(member);
+    this.idle.becameIdle(member);
     // Out of the callback that ended its answer; its close admits the first held one (#ended).
     if (this.#held.length > 0) queueMicrotask(() => this.#shedIfStillIdle(member));
   }
 
   /** A connection just admitted, nothing read yet: the newest idle one (never shed for the held ones: it was let in for them). */
   opened(member: IdleMember): void {
-    if (this.#limit === 0) return;
-    this.#idle.add(member);
+    this.idle.becameIdle(member);
   }
 
   #shedIfStillIdle(member: IdleMember): void {
-    if (this.#held.length === 0 || !this.#idle.has(member) || !member.idleKeepAlive) return;
-    this.#idle.delete(member);
+    if (this.#held.length === 0 || !this.idle.has(member) || !member.idleKeepAlive) return;
+    this.idle.forget(member);
     this.#shed(member);
   }
 
   /** `member` closed (or is no longer this limit's, as an HTTP/1.1 connection that became HTTP/2). */
   forget(member: IdleMember): void {
-    this.#idle.delete(member);
+    this.idle.forget(member);
   }
 
   /** The shutdown's last step: connections still waiting are closed, never served. */
@@ -120,13 +110,10 @@ export class ConnectionLimit implements ClientConnectionCounts {
 
   /** The longest-idle connection is closed to make room: true when there was one. */
   #shedOldestIdle(): boolean {
-    for (const member of this.#idle) {
-      this.#idle.delete(member);
-      if (!member.idleKeepAlive) continue;
-      this.#shed(member);
-      return true;
-    }
-    return false;
+    const member = this.idle.takeOldest();
+    if (member === undefined) return false;
+    this.#shed(member);
+    return true;
   }
 
   #shed(member: IdleMember): void {

@@ -10,16 +10,19 @@ import { serveOnLoopback } from "../helpers/upstream.js";
 const binary = BUILT_ARTIFACTS.find((artifact) => artifact.name === "binary")!;
 
 const CONNECTIONS = 2_000;
+/** Opened before the baseline, and closed (COLLECT_AFTER_DROP's 1,000, and some). */
+const WARM_CONNECTIONS = 1_200;
 /** Opened this many at a time (the pools to the app grow to about this). */
 const BATCH = 100;
 /**
- * KiB of RssAnon per idle connection, with a margin over what this test read on a loaded machine
- * (HTTP/1.1 2.9-3.1 and h2c 5.7-7.0 with a load average of 10, since the connections became their
- * own handlers and the socket listeners are shared; before, HTTP/1.1 3.5-4.2, h2c 6.9 since the
- * lazy codec state, 8.6 before it; before that, 9.0 and 27.6: each HTTP/1.1 connection held its
- * parser until a quiet sweep, each h2 one its 64 KB output buffer). The goal is 4 and 8.
+ * KiB of RssAnon per idle connection: the goals themselves (4 and 8), well over what this test
+ * reads since the proxy collects a burst's garbage as it arrives (HTTP/1.1 1.55, h2c 3.04-3.45,
+ * loaded machine). Before: HTTP/1.1 2.9-3.1 and h2c 5.7-7.0 with a load average of 10, since the
+ * connections became their own handlers and the socket listeners are shared; before that,
+ * HTTP/1.1 3.5-4.2, h2c 6.9 since the lazy codec state, 8.6 before it; before that, 9.0 and 27.6
+ * (each HTTP/1.1 connection held its parser until a quiet sweep, each h2 one its 64 KB output buffer).
  */
-const LIMIT_KIB = { http1: 5, h2c: 9 };
+const LIMIT_KIB = { http1: 4, h2c: 8 };
 /** RssAnon is read this often while the proxy's sweep parks what the exchanges lent, for at most SETTLE_MS. */
 const SAMPLE_MS = 250;
 const SETTLE_MS = 6_000;
@@ -92,8 +95,11 @@ t.test("idle keep-alive connections cost the binary a few KiB each", { skip: !bi
       const pid = daemon.child.pid!;
       const sockets: Socket[] = [];
       t.teardown(() => sockets.forEach((socket) => socket.destroy()));
-      // Warm: the code paths and pools exist before the baseline.
-      for (let i = 0; i < 5; i++) await Promise.all(Array.from({ length: BATCH }, () => idleClient(daemon.port, protocol, sockets)));
+      // Warm: the code paths and pools exist before the baseline. As many at once as make the
+      // proxy's burst collections run (their arrival and their close, 1,000 each way: see
+      // src/relay/burst-garbage.ts), so the baseline is read after one as the idle figure is: with
+      // 500, the collection during the 2,000 also took the warm-up's garbage (-0.12 KiB each).
+      for (let i = 0; i < WARM_CONNECTIONS / BATCH; i++) await Promise.all(Array.from({ length: BATCH }, () => idleClient(daemon.port, protocol, sockets)));
       sockets.splice(0).forEach((socket) => socket.destroy());
       let baseline = Infinity;
       for (const stop = performance.now() + SETTLE_MS; performance.now() < stop; await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS))) {

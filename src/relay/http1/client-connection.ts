@@ -11,7 +11,8 @@ import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
 import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer, speaksNeitherProtocol } from "./connection-refusals.js";
 import { scheduleConnectionAge } from "../connection-age.js";
-import type { IdleMember } from "../connection-limit.js";
+import type { IdleMember } from "../keep-alive-deadlines.js";
+import { peerAddressOf } from "../peer-address.js";
 
 /** Where a client socket keeps its connection, for the listeners every socket shares. */
 const CLIENT = Symbol("client connection");
@@ -22,6 +23,9 @@ function destroySocket(this: Socket): void {
 }
 
 function noAge(): void {}
+
+/** ClientConnection's bits in its `#flags`. */
+const FLAG = { lastKeepAlive: 1, closeAfter: 2, pendingErrorSilent: 4, detached: 8, ending: 16, starting: 32, faulted: 64 } as const;
 
 /** What the connection asks of the server that accepted it. */
 export interface ConnectionHost {
@@ -61,25 +65,13 @@ export class ClientConnection implements IdleMember, ReadOwner {
   /** Its requests in order: the one being answered and those parsed behind it. */
   readonly #requests = new RequestPipeline();
   readonly #reading: ReadGate;
-  /** The last request parsed allows another: llhttp refuses what follows one that does not, so its parser is kept. */
-  #lastKeepAlive = true;
-  /** After the active answer: close instead of reading on (Connection: close, HTTP/1.0, an error, draining). */
-  #closeAfter = false;
+  /**
+   * The connection's yes/no states, one bit each (FLAG below) behind the accessors that follow:
+   * seven boolean fields were 56 bytes of every idle connection.
+   */
+  #flags: number = FLAG.lastKeepAlive;
   /** A parse error to answer once the requests before it have been answered. */
   #pendingError: ParseError | undefined;
-  /** That error came on the connection's first line, which carried no HTTP version: closed without an answer (speaksNeitherProtocol). */
-  #pendingErrorSilent = false;
-  #detached = false;
-  /** The connection's end was written: nothing more is started on it. */
-  #ending = false;
-  /**
-   * `#startNext`'s loop is running: an answer that ends inside it (a local answer is written
-   * whole, at once) leaves the next start to the loop instead of recursing, one frame per
-   * pipelined request (100,000 health checks in one write overflowed the stack).
-   */
-  #starting = false;
-  /** A defect of ours ended this connection (see fault). */
-  #faulted = false;
   /** When the current request's first byte came (coarse clock, which starts at 1), 0 between requests. */
   headStartedAt = 0;
   /** When the connection last became idle, or began closing (coarse clock). */
@@ -89,7 +81,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
 
   constructor(socket: Socket, host: ConnectionHost) {
     this.socket = socket;
-    this.remoteAddress = socket.remoteAddress;
+    this.remoteAddress = peerAddressOf(socket);
     this.#host = host;
     this.idleSince = host.now;
     // The connection is its parser's handler and its reader's owner itself, and its socket's
@@ -107,6 +99,60 @@ export class ClientConnection implements IdleMember, ReadOwner {
     this.#cancelAge = host.maxConnectionAgeMs > 0 ? scheduleConnectionAge(host.maxConnectionAgeMs, () => this.#contained(this.#aged)) : noAge;
     // Nothing sent yet: idle, the newest.
     host.opened(this);
+  }
+
+  /** The last request parsed allows another: llhttp refuses what follows one that does not, so its parser is kept. */
+  get #lastKeepAlive(): boolean {
+    return (this.#flags & FLAG.lastKeepAlive) !== 0;
+  }
+  set #lastKeepAlive(on: boolean) {
+    this.#flags = on ? this.#flags | FLAG.lastKeepAlive : this.#flags & ~FLAG.lastKeepAlive;
+  }
+  /** After the active answer: close instead of reading on (Connection: close, HTTP/1.0, an error, draining). */
+  get #closeAfter(): boolean {
+    return (this.#flags & FLAG.closeAfter) !== 0;
+  }
+  set #closeAfter(on: boolean) {
+    this.#flags = on ? this.#flags | FLAG.closeAfter : this.#flags & ~FLAG.closeAfter;
+  }
+  /** The pending parse error came on the connection's first line, which carried no HTTP version: closed without an answer (speaksNeitherProtocol). */
+  get #pendingErrorSilent(): boolean {
+    return (this.#flags & FLAG.pendingErrorSilent) !== 0;
+  }
+  set #pendingErrorSilent(on: boolean) {
+    this.#flags = on ? this.#flags | FLAG.pendingErrorSilent : this.#flags & ~FLAG.pendingErrorSilent;
+  }
+  /** The socket is a tunnel's or HTTP/2's now. */
+  get #detached(): boolean {
+    return (this.#flags & FLAG.detached) !== 0;
+  }
+  set #detached(on: boolean) {
+    this.#flags = on ? this.#flags | FLAG.detached : this.#flags & ~FLAG.detached;
+  }
+  /** The connection's end was written: nothing more is started on it. */
+  get #ending(): boolean {
+    return (this.#flags & FLAG.ending) !== 0;
+  }
+  set #ending(on: boolean) {
+    this.#flags = on ? this.#flags | FLAG.ending : this.#flags & ~FLAG.ending;
+  }
+  /**
+   * `#startNext`'s loop is running: an answer that ends inside it (a local answer is written
+   * whole, at once) leaves the next start to the loop instead of recursing, one frame per
+   * pipelined request (100,000 health checks in one write overflowed the stack).
+   */
+  get #starting(): boolean {
+    return (this.#flags & FLAG.starting) !== 0;
+  }
+  set #starting(on: boolean) {
+    this.#flags = on ? this.#flags | FLAG.starting : this.#flags & ~FLAG.starting;
+  }
+  /** A defect of ours ended this connection (see fault). */
+  get #faulted(): boolean {
+    return (this.#flags & FLAG.faulted) !== 0;
+  }
+  set #faulted(on: boolean) {
+    this.#flags = on ? this.#flags | FLAG.faulted : this.#flags & ~FLAG.faulted;
   }
 
   static readonly #socketDrained = function (this: ClientSocket): void {
@@ -157,6 +203,11 @@ export class ClientConnection implements IdleMember, ReadOwner {
 
   /** Closed between requests to admit another connection at --max-connections. */
   shedIdle(): void {
+    this.destroy();
+  }
+
+  /** Idle for the keep-alive time (the listener's deadlines): closed, as node:http's keepAliveTimeout closes it. */
+  keepAliveEnded(): void {
     this.destroy();
   }
 

@@ -1,5 +1,7 @@
 // The h2c side of the one listener on our own codec: its connections and limits (CONTRACT §13), each request's checks before routing, the idle close, the head deadline, the drain and the connection age.
-import type { ConnectionLimit, IdleMember } from "../connection-limit.js";
+import { peerAddressOf } from "../peer-address.js";
+import type { ConnectionLimit } from "../connection-limit.js";
+import type { IdleMember } from "../keep-alive-deadlines.js";
 import type { Socket } from "node:net";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
@@ -83,6 +85,11 @@ class ConnectionState implements IdleMember, H2ConnectionHandler {
     this.connection.shutdown();
   }
 
+  /** Without streams for the keep-alive time (the listener's deadlines): GOAWAY, then the close. */
+  keepAliveEnded(): void {
+    this.connection.shutdown();
+  }
+
   onHead(stream: H2Stream, fields: string[], _neverIndexed: readonly number[], endStream: boolean): void {
     this.idleSince = 0;
     this.listener.requestArrived(this.connection, stream, fields, endStream, this.remoteAddress);
@@ -134,7 +141,6 @@ class ConnectionState implements IdleMember, H2ConnectionHandler {
 /** Owns every HTTP/2 client connection; the relay server forwards its drain and sweep here. */
 export class H2Listener {
   readonly #parts: H2RoutingParts;
-  readonly #keepAliveMs: number;
   readonly #headTimeoutMs: number;
   readonly #connections = new Set<ConnectionState>();
   /** The one fault report every connection and stream port of this listener shares. */
@@ -147,20 +153,25 @@ export class H2Listener {
   #now = 0;
 
   /** `headTimeoutMs`: how long a stream's header block may take, as an HTTP/1.1 head. */
-  readonly #limit: ConnectionLimit | undefined;
+  readonly #limit: ConnectionLimit;
 
-  constructor(parts: H2RoutingParts, keepAliveMs: number, headTimeoutMs: number, limit?: ConnectionLimit) {
+  /** `limit` also holds the keep-alive deadlines, which the relay server's sweep ends for both protocols. */
+  constructor(parts: H2RoutingParts, headTimeoutMs: number, limit: ConnectionLimit) {
     this.#parts = parts;
     this.#limit = limit;
-    this.#keepAliveMs = keepAliveMs;
     this.#headTimeoutMs = headTimeoutMs;
     this.#bodyReads = new LocalBodyReads(headTimeoutMs, this.#reportFault);
+  }
+
+  /** Open HTTP/2 client connections. */
+  get size(): number {
+    return this.#connections.size;
   }
 
   /** Takes a socket whose first bytes were the preface; `rest` came after it in the same read. */
   accept(socket: Socket, rest: Buffer, now: number): void {
     this.#now = now;
-    const state = new ConnectionState(socket, this, socket.remoteAddress, now);
+    const state = new ConnectionState(socket, this, peerAddressOf(socket), now);
     const { connection } = state;
     const age = this.#parts.context.connectionAge;
     if (age !== undefined) state.cancelAge = scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(state, age.graceMs));
@@ -169,7 +180,7 @@ export class H2Listener {
     // and `once` would wrap the listener in one more closure per connection.
     (socket as StateSocket)[STATE] = state;
     socket.on("close", stateClosed);
-    this.#limit?.opened(state);
+    this.#limit.opened(state);
     connection.receive(rest.length === 0 ? H2_PREFACE : Buffer.concat([H2_PREFACE, rest]));
     socket.resume();
     // Opened during the drain: told at once that it is the last.
@@ -180,13 +191,13 @@ export class H2Listener {
   closed(state: ConnectionState): void {
     state.cancelAge();
     this.#connections.delete(state);
-    this.#limit?.forget(state);
+    this.#limit.forget(state);
   }
 
   /** Its connection's last stream ended: idle from now, for the sweep and the shedding order. */
   becameIdle(state: ConnectionState): void {
     state.idleSince = this.#now;
-    this.#limit?.becameIdle(state);
+    this.#limit.becameIdle(state);
   }
 
   /** A connection's fault, reported (the one report every connection and stream port shares). */
@@ -249,10 +260,10 @@ export class H2Listener {
   }
 
   /**
-   * One tick of the relay's coarse clock: a connection without streams for the keep-alive time
-   * gets GOAWAY; one whose header block has been unfinished for the head timeout, while it has no
-   * other stream open, is ended (GOAWAY, then the close); a body read for a local answer for as
-   * long is ended too.
+   * One tick of the relay's coarse clock: a connection whose header block has been unfinished for
+   * the head timeout, while it has no other stream open, is ended (GOAWAY, then the close); a body
+   * read for a local answer for as long is ended too. The keep-alive time is the deadlines'
+   * (KeepAliveDeadlines, in the limit), ended by the relay server's sweep for both protocols.
    */
   sweep(now: number): void {
     this.#now = now;
@@ -270,8 +281,8 @@ export class H2Listener {
       }
       state.headSince = 0;
       if (connection.openStreams === 0) {
-        if (state.idleSince === 0) state.idleSince = now;
-        else if (now - state.idleSince >= this.#keepAliveMs) connection.shutdown();
+        // Its streams ended without telling (a refusal before any): idle from now, in the deadlines.
+        if (state.idleSince === 0) this.becameIdle(state);
         // Idle since the last sweep at least: a busy connection keeps its buffers between requests.
         else connection.releaseIdleBuffers();
       }
