@@ -3,6 +3,7 @@ import { connect, type Socket } from "node:net";
 import { AdvanceBudget } from "../../h2-codec/advance-budget.js";
 import { AppStream } from "./app-stream.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
+import type { ReadCounter } from "../../h2-codec/connection-handler.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { PORT_EVENTS } from "./stream-port.js";
 
@@ -29,6 +30,8 @@ export interface H2cPoolOptions {
   readonly settingsTimeoutMs: number;
   /** A defect of ours in a stream's callbacks (the codec has reset that stream). */
   readonly reportFault?: (error: unknown) => void;
+  /** What every session's socket reads are counted by, for their garbage (the relay's StreamGarbage). */
+  readonly garbage?: ReadCounter;
 }
 
 /** The error code waiters get when the app's SETTINGS did not come in time (undici's for a connect that took too long: a timeout to the metrics). */
@@ -216,7 +219,7 @@ export class H2cPool {
     socket.once("error", (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
-    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance }, (error) => {
+    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance, reads: this.#options.garbage }, (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
     pooled = new PooledSession(connection, socket);
