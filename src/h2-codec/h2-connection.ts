@@ -45,6 +45,8 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
   readonly #table: StreamTable;
   readonly #peer: PeerSettings;
   readonly #reads: ReadCounter | undefined;
+  /** RST_STREAM frames we sent for our user's resets (a client side counts them against the peer's rapid-reset limit). */
+  resetsSent = 0;
   #goawaySent = false;
   #goawayReceived = false;
   #closed = false;
@@ -197,6 +199,7 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
   reset(stream: H2Stream, errorCode: number): void {
     if (this.#closed || !this.#table.holds(stream)) return;
     this.#table.sendReset(stream.id, errorCode);
+    this.resetsSent++;
     this.#table.forget(stream);
     this.#out.scheduleFlush();
     this.#closeIfDone();

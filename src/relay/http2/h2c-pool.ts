@@ -1,6 +1,7 @@
 // Multiplexed h2c sessions to the app: each waits for the app's SETTINGS (closed when they do not come), takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
 import { connect, type Socket } from "node:net";
 import { AdvanceBudget } from "../../h2-codec/advance-budget.js";
+import { FloodBudget, RAPID_RESET_BUDGET } from "../../h2-codec/flood-budget.js";
 import { AppStream } from "./app-stream.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
 import type { ReadCounter } from "../../h2-codec/connection-handler.js";
@@ -76,10 +77,17 @@ const SESSION_WINDOW = 4 * 1024 * 1024;
  */
 const ADVANCE_LIMIT = 8 * 1024 * 1024;
 const SWEEP_INTERVAL_MS = 1_000;
+/** Resets a session keeps in hand beyond one per stream on it, for the streams that join before it is next counted. */
+const RESET_MARGIN = 100;
+const clock = performance.now.bind(performance);
 
 class PooledSession {
   readonly session: H2Connection;
   readonly socket: Socket;
+  /** Our mirror of the app's rapid-reset bucket for this session, spent by the resets we sent on it. */
+  readonly resets = new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, clock);
+  /** The session's resetsSent already spent from `resets`. */
+  resetsCounted = 0;
   active = 0;
   capacity = INITIAL_CAPACITY;
   /** The app's SETTINGS came. */
@@ -98,7 +106,8 @@ class PooledSession {
   }
 
   get hasRoom(): boolean {
-    return this.usable && this.active + this.waiters.length < this.capacity;
+    const taken = this.active + this.waiters.length;
+    return this.usable && taken < this.capacity && this.resets.left > taken + RESET_MARGIN;
   }
 }
 
@@ -197,6 +206,7 @@ export class H2cPool {
     const pooled = this.#bySession.get(session);
     if (pooled === undefined) return;
     pooled.active--;
+    this.#countResets(pooled);
     if (pooled.active === 0) pooled.idleSince = this.#now;
   }
 
@@ -306,6 +316,22 @@ export class H2cPool {
         this.acquire(user);
       }
     }
+  }
+
+  /**
+   * Streams of many clients share a session, and each client that leaves has us reset its
+   * streams: an app behind nghttp2 (node:http2, and others since CVE-2023-44487) ends a session
+   * that resets more than 1,000 streams at once or 33 a second after that, with every other
+   * client's stream on it (the soak's attackers did, to 3,000 honest requests in 60 s). So a
+   * session takes new streams only while the resets the app still allows cover every stream on
+   * it; past that it is retired for new ones and shut down once its last stream ends.
+   */
+  #countResets(pooled: PooledSession): void {
+    const sent = pooled.session.resetsSent;
+    pooled.resets.spendMany(sent - pooled.resetsCounted);
+    pooled.resetsCounted = sent;
+    if (pooled.usable && pooled.resets.left <= pooled.active + pooled.waiters.length + RESET_MARGIN) this.#retire(pooled, undefined);
+    if (!pooled.usable && pooled.active === 0 && pooled.ready) pooled.session.shutdown();
   }
 
   #retire(pooled: PooledSession, error: Error | undefined): void {
