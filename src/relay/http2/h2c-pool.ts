@@ -67,8 +67,15 @@ const HTTP1_REMEMBERED_MS = 60_000;
 /** Streams a session takes before the app's SETTINGS (RFC 9113 §6.5.2 suggests at least 100), and at most after it. */
 const INITIAL_CAPACITY = 100;
 const MAX_CAPACITY = 1000;
-/** The connection-level window we give the app: many streams in flight, each still held to its own 64 KiB window. */
+/** The connection-level window we give the app: many streams in flight, each still held to its own window. */
 const SESSION_WINDOW = 4 * 1024 * 1024;
+/**
+ * Each stream's window we give the app: what one answer may make us hold beyond what its client's
+ * stream already holds while the client does not read. With the protocol's 65,535 a stalled
+ * reader's stream held two windows, ours to the app and the client's own (90 stalled streams:
+ * 11.5 MiB, most of what put issue 52's soak phase past 64 MiB).
+ */
+const STREAM_WINDOW = 16 * 1024;
 /**
  * What the app's answers may make us hold, over every session, on connection credit given back as
  * the DATA arrives: streams of different clients share a session, so a client that reads nothing
@@ -229,7 +236,7 @@ export class H2cPool {
     socket.once("error", (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
-    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance, reads: this.#options.garbage }, (error) => {
+    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), streamWindow: STREAM_WINDOW, connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance, reads: this.#options.garbage }, (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
     pooled = new PooledSession(connection, socket);
