@@ -67,7 +67,7 @@ help:
 	@echo "make bench  side-by-side benchmarks (see bench/README.md)"
 	@echo "make fuzz   a million generated socket tables, a million requests and a million h2 connections, against their references, and the h2 codec's frame reader and HPACK (FUZZ_RUNS to change)"
 	@echo "make soak   10 minutes of mixed traffic; fails if FDs or memory do not settle (SOAK_SECONDS to change)"
-	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, of all at once, of 10,000 idle HTTP/1.1 then 3,000 idle h2c clients beside honest GETs, then of h2 beside attackers, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root; the attackers' phase is not yet held in 64 MiB)"
+	@echo "make soak-cgroup  a minute each of heavy HTTP/1.1 traffic, of h2c and gRPC, of all at once, of 10,000 idle HTTP/1.1 then 3,000 idle h2c clients beside honest GETs, then of h2 beside attackers, in a 64 MiB memory cgroup; fails if the proxy dies or errs (root; about 5 minutes)"
 	@echo "make lint   type-check, then eslint (eslint.config.mjs) over src/ test/ bench/"
 	@echo "make clean  remove build output"
 
@@ -310,7 +310,8 @@ soak: build
 # fresh proxy (see bench/README.md): the HTTP/1.1 loads, then issue 38's h2 set (h2c GETs and downloads with 100 gRPC
 # calls in flight), then all of them at once (passed 5 runs of 5 since the listener became 16 sockets), then the idle
 # phase, then the h2 set
-# beside issue 52's attackers (a client that reads nothing, 1-octet DATA frames) and an honest client's 1 MiB GETs.
+# beside issue 52's attackers (a client that reads nothing, 1-octet DATA frames) and an honest client's 1 MiB GETs
+# (held since 2026-12-07: peak 58-61 MiB, every honest request answered; bench/README.md). About 5 minutes in all.
 # Without root or a memory controller it says why and skips.
 SOAK_CGROUP_SECONDS ?= 60
 SOAK_MEMORY_LIMIT ?= 64M

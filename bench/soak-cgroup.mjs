@@ -1,11 +1,12 @@
 // make soak-cgroup: the binary in a 64 MiB memory cgroup under one set of loads at once (HTTP/1.1 by wrk, h2c by h2load, gRPC by grpc-go); passes if it lives, unkilled, with 0 errors.
-// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets,idle] [--malloc-arena-max 2]
+// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets,idle] [--malloc-arena-max 2] [--proxy-log FILE]
 // Issue 52's hostile h2 clients: "stall", one that reads nothing on 90 GET /big streams beside an honest client's 1 MiB GETs
 // (each must come whole); "octets", 1-octet DATA frames to a proxied path and to the gRPC health Check.
 // Issue 58's "idle": 10,000 idle HTTP/1.1 then 3,000 idle h2c client connections, honest GETs beside them.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMemoryCgroup, findMemoryCgroupParent, parseBytes } from "./lib/cgroup.mjs";
@@ -42,7 +43,18 @@ if (kinds.some((kind) => !KINDS.includes(kind))) {
   console.error(`--loads: expected a comma-separated list of ${KINDS.join(", ")}, got "${option("loads")}"`);
   process.exit(2);
 }
-const PORTS = { proxy: 19080, upstream: 19081 };
+/**
+ * Ports the system has free now, not fixed ones: the proxy listens with SO_REUSEPORT, so a second
+ * soak on the same machine with the same port would share its connections with the first.
+ */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+const PORTS = { proxy: await freePort(), upstream: await freePort() };
 const SAMPLE_MS = 1_000;
 const MB = 2 ** 20;
 // Every load runs at once, each for the whole time, through the one proxy to the one app: the
@@ -233,7 +245,10 @@ try {
     join(here, "../dist/readiness-proxy"), "--listen", `127.0.0.1:${PORTS.proxy}`, "--upstream", `http://127.0.0.1:${PORTS.upstream}`,
     "--readiness-required-listener", String(PORTS.upstream), "--log-level", "warn",
   ];
-  const proxy = await startListening(["sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...proxyArgv], PORTS.proxy, { env: proxyEnv });
+  // --proxy-log FILE keeps the proxy's own lines (warn and above): where a failed request says why.
+  const proxyLog = option("proxy-log", "");
+  const stdout = proxyLog ? openSync(proxyLog, "w") : "ignore";
+  const proxy = await startListening(["sh", "-c", 'echo $$ > "$0" && exec "$@"', cgroup.procsFile, ...proxyArgv], PORTS.proxy, { env: proxyEnv, stdout });
   servers.push(proxy);
   const idleRssMb = rssAnonMb(proxy.pid);
   const samples = [];

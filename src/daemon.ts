@@ -178,11 +178,14 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   // An app that accepts and never sends SETTINGS: its requests time out at their own head deadline
   // (which counts the connection's setup); the connection itself goes after 10 s at most.
   const target = config.upstream.connectTarget;
+  // One for the process: bodies streamed (HTTP/1.1) and h2 socket reads are counted together.
+  const garbage = new StreamGarbage();
   const h2cPool = new H2cPool({
     ...("path" in target ? { host: "localhost", port: 80, path: target.path } : target),
     idleTimeoutMs: 4_000,
     settingsTimeoutMs: Math.min(config.responseHeaderTimeoutMs, 10_000),
     reportFault,
+    garbage,
   });
   const limiter =
     config.maxConcurrency > 0
@@ -219,7 +222,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     errorLog,
     interceptUpstreamErrors: config.interceptUpstreamErrors,
     observer,
-    garbage: new StreamGarbage(),
+    garbage,
     limiter,
     accessLog: createAccessLog(accessLog, config.accessLog),
     deadlines,

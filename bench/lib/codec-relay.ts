@@ -24,7 +24,8 @@ function relaySide(own: () => H2Connection, open: (stream: H2Stream, fields: str
       twin.connection.respond(twin.stream, fields, endStream, neverIndexed);
     },
     onOversizedHead: (stream) => own().reset(stream, 0xb),
-    onData(stream, data, endStream) {
+    onData(stream, source, start, end, endStream) {
+      const data = source.subarray(start, end);
       const twin = stream.user as Twin;
       if (twin.connection.sendData(twin.stream, data, endStream)) own().consume(stream, data.length);
       else twin.waiting += data.length;

@@ -14,8 +14,12 @@ export interface H2ConnectionHandler {
   onHead(stream: H2Stream, fields: string[], neverIndexed: readonly number[], endStream: boolean): void;
   /** Server: a request whose header list passed our 16 KiB: the stream is open, to be answered (431) and ended. */
   onOversizedHead(stream: H2Stream): void;
-  /** A piece of the stream's body; `consume` it to let the peer send more. */
-  onData(stream: H2Stream, data: Buffer, endStream: boolean): void;
+  /**
+   * A piece of the stream's body, `source[start, end)`; `consume` it to let the peer send more.
+   * The source is the socket's read, valid as long as it is kept: copy or view only what is kept
+   * (no view is made per DATA frame, so 1-octet frames cost no Buffer each).
+   */
+  onData(stream: H2Stream, source: Buffer, start: number, end: number, endStream: boolean): void;
   onTrailers(stream: H2Stream, fields: string[], neverIndexed: readonly number[]): void;
   /** The stream ended before both sides finished: the peer's RST_STREAM (`byPeer`), our stream error, or the connection's end. */
   onReset(stream: H2Stream, errorCode: number, byPeer: boolean): void;
@@ -49,4 +53,11 @@ export interface H2ConnectionOptions {
   readonly connectionWindow?: number;
   /** Shared by connections: while it lasts, a stream's DATA gives the connection's credit back on arrival, so a stream whose reader stops never closes the connection's window to the others. */
   readonly advanceBudget?: AdvanceBudget;
+  /** Told the size of every socket read (each a fresh Buffer, outside V8's heap until collected): the relay collects their garbage by it. */
+  readonly reads?: ReadCounter;
+}
+
+/** What counts the octets of the socket reads (the relay's StreamGarbage). */
+export interface ReadCounter {
+  streamed(bytes: number): void;
 }

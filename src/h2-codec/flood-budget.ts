@@ -34,6 +34,19 @@ export class FloodBudget {
     return true;
   }
 
+  /** Tokens left now (what the time since the last refill earned included). */
+  get left(): number {
+    this.refill();
+    return this.tokens;
+  }
+
+  /** Takes `count` tokens, as many as there are (a mirror of a peer's bucket counting what we sent). */
+  spendMany(count: number): void {
+    if (count <= 0) return;
+    this.refill();
+    this.tokens = Math.max(0, this.tokens - count);
+  }
+
   /** Adds what the time since the last refill earned, never past the burst. */
   private refill(): void {
     const now = this.now();

@@ -1,16 +1,21 @@
-// The frame reader (RFC 9113 §4, §6): socket chunks of any split in, frames out through a visitor; DATA as views into the chunks, header blocks joined.
+// The frame reader (RFC 9113 §4, §6): socket chunks of any split in, frames out through a visitor; DATA as bounds in the chunks, header blocks joined.
 import { CodecError } from "./codec-error.js";
 import { checkFrameHeader, checkSettings } from "./frame-checks.js";
 import { CLIENT_PREFACE, DEFAULT_MAX_FRAME_SIZE, FLAG, FRAME, FRAME_HEADER_SIZE } from "./frame-types.js";
 
 /**
  * What the reader hands on, one call per frame (DATA: per piece as it arrives). Buffers are views
- * into the socket's chunks or the reader's scratch: valid during the call only, except DATA's,
- * which stay valid as long as the chunk (node gives each read a fresh Buffer).
+ * into the socket's chunks or the reader's scratch: valid during the call only, except DATA's
+ * source, which stays valid as long as the chunk (node gives each read a fresh Buffer).
  */
 export interface FrameVisitor {
-  /** A piece of a DATA frame's data, padding stripped; `endStream` on the frame's last piece; `flowControlled` sums to the frame's length (padding counts, §6.9). */
-  onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void;
+  /**
+   * A piece of a DATA frame's data, `source[start, end)`, padding stripped; `endStream` on the
+   * frame's last piece; `flowControlled` sums to the frame's length (padding counts, §6.9).
+   * Bounds rather than a view: a view per frame was nearly all the garbage of a flood of 1-octet
+   * frames (~100 bytes each), and its user copies or views only what it keeps.
+   */
+  onData(streamId: number, source: Buffer, start: number, end: number, endStream: boolean, flowControlled: number): void;
   /**
    * A complete header block, `source[start, end)` (HEADERS and its CONTINUATIONs joined, padding
    * and priority stripped), valid during the call only; `dependsOn` is -1 without the PRIORITY
@@ -116,7 +121,10 @@ export class FrameReader {
           if (chunk.compare(CLIENT_PREFACE, this.have, this.have + n, pos, pos + n) !== 0) throw new CodecError("PROTOCOL_ERROR", "not the HTTP/2 client preface");
           pos += n;
           this.have += n;
-          if (this.have === CLIENT_PREFACE.length) [this.state, this.have] = [HEADER, 0];
+          if (this.have === CLIENT_PREFACE.length) {
+            this.state = HEADER;
+            this.have = 0;
+          }
           break;
         }
         case HEADER: {
@@ -198,7 +206,12 @@ export class FrameReader {
       // Only reachable with a MAX_FRAME_SIZE raised past the bound.
       throw new CodecError("ENHANCE_YOUR_CALM", `a header block past ${this.maxBlock} octets`);
     }
-    [this.length, this.type, this.flags, this.streamId] = [length, type, flags, streamId];
+    // Field by field, never `[a, b] = [x, y]`: that destructuring allocated an array and its
+    // iterator per frame (~200 bytes of garbage per 1-octet DATA frame, most of a flood's).
+    this.length = length;
+    this.type = type;
+    this.flags = flags;
+    this.streamId = streamId;
     if (type > FRAME.CONTINUATION) {
       this.visitor.onUnknownFrame(type, streamId, length);
       this.skip(length);
@@ -207,7 +220,9 @@ export class FrameReader {
     checkFrameHeader(type, flags, streamId, length);
     if (type === FRAME.DATA) {
       if (flags & FLAG.PADDED) return void (this.state = DATA_PAD);
-      [this.dataLeft, this.padding, this.state] = [length, 0, DATA];
+      this.dataLeft = length;
+      this.padding = 0;
+      this.state = DATA;
       if (length === 0) this.deliverData(source, at, 0);
       return;
     }
@@ -221,7 +236,7 @@ export class FrameReader {
     const last = this.dataLeft === 0;
     if (n === 0 && !last) return;
     const padded = this.flags & FLAG.PADDED ? 1 + this.padding : 0;
-    this.visitor.onData(this.streamId, chunk.subarray(pos, pos + n), last && (this.flags & FLAG.END_STREAM) !== 0, last ? n + padded : n);
+    this.visitor.onData(this.streamId, chunk, pos, pos + n, last && (this.flags & FLAG.END_STREAM) !== 0, last ? n + padded : n);
     if (last) this.skip(this.padding);
   }
 
@@ -251,15 +266,24 @@ export class FrameReader {
         }
         if (padding > end - from) throw new CodecError("PROTOCOL_ERROR", `HEADERS padding of ${padding} past the frame`);
         if (flags & FLAG.END_HEADERS) return visitor.onHeaders(streamId, source, from, end - padding, (flags & FLAG.END_STREAM) !== 0, dependsOn);
-        [this.inBlock, this.blockStream, this.blockEndStream, this.blockDependsOn, this.blockLength, this.continuations] = [true, streamId, (flags & FLAG.END_STREAM) !== 0, dependsOn, 0, 0];
+        this.inBlock = true;
+        this.blockStream = streamId;
+        this.blockEndStream = (flags & FLAG.END_STREAM) !== 0;
+        this.blockDependsOn = dependsOn;
+        this.blockLength = 0;
+        this.continuations = 0;
         return this.appendFragment(source, from, end - padding);
       }
       case FRAME.CONTINUATION: {
         this.appendFragment(source, at, end);
         if ((flags & FLAG.END_HEADERS) === 0) return;
         const blockLength = this.blockLength;
-        const [stream, endStream, dependsOn] = [this.blockStream, this.blockEndStream, this.blockDependsOn];
-        [this.inBlock, this.blockLength, this.continuations] = [false, 0, 0];
+        const stream = this.blockStream;
+        const endStream = this.blockEndStream;
+        const dependsOn = this.blockDependsOn;
+        this.inBlock = false;
+        this.blockLength = 0;
+        this.continuations = 0;
         return visitor.onHeaders(stream, this.block, 0, blockLength, endStream, dependsOn);
       }
       case FRAME.PRIORITY:

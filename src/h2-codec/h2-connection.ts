@@ -1,6 +1,6 @@
 // One HTTP/2 connection on a socket, either side (RFC 9113 §5, §6): the frames in, heads, data and trailers out, GOAWAY both ways and the flood budgets; its output, receive windows, stream ids, stream table and the peer's settings are pieces of their own.
 import { CodecError, H2_ERROR } from "./codec-error.js";
-import type { H2ConnectionHandler, H2ConnectionOptions } from "./connection-handler.js";
+import type { H2ConnectionHandler, H2ConnectionOptions, ReadCounter } from "./connection-handler.js";
 import { ConnectionOutput, type H2Transport, type OutputEvents } from "./connection-output.js";
 import { FloodBudget, GLITCH_BUDGET, type MonotonicClock, RAPID_RESET_BUDGET } from "./flood-budget.js";
 import { FrameReader, type FrameVisitor } from "./frame-reader.js";
@@ -44,6 +44,9 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
   readonly #windows: ReceiveWindows;
   readonly #table: StreamTable;
   readonly #peer: PeerSettings;
+  readonly #reads: ReadCounter | undefined;
+  /** RST_STREAM frames we sent for our user's resets (a client side counts them against the peer's rapid-reset limit). */
+  resetsSent = 0;
   #goawaySent = false;
   #goawayReceived = false;
   #closed = false;
@@ -66,6 +69,7 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
     this.#decoder = new HpackDecoder({ maxHeaderListSize });
     this.#reader = new FrameReader(this, { expectPreface: this.#role === "server", maxHeaderBlockSize: Math.max(maxHeaderListSize, MAX_HEADER_BLOCK) });
     this.#clock = options.clock;
+    this.#reads = options.reads;
     const settings: [number, number][] = [
       [SETTING.ENABLE_PUSH, 0],
       [SETTING.MAX_HEADER_LIST_SIZE, maxHeaderListSize],
@@ -116,6 +120,9 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
 
   /** Takes one socket read. Any connection error ends the connection here (GOAWAY, then the close). */
   receive(chunk: Buffer): void {
+    // Counted by octets read, not body octets: 1-octet DATA frames bring ten times their body in
+    // read buffers, each garbage outside V8's heap once read (see StreamGarbage).
+    this.#reads?.streamed(chunk.length);
     if (this.#closed) return;
     this.#out.receiving = true;
     try {
@@ -192,6 +199,7 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
   reset(stream: H2Stream, errorCode: number): void {
     if (this.#closed || !this.#table.holds(stream)) return;
     this.#table.sendReset(stream.id, errorCode);
+    this.resetsSent++;
     this.#table.forget(stream);
     this.#out.scheduleFlush();
     this.#closeIfDone();
@@ -328,7 +336,8 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
     if (closes) this.#table.complete(stream);
   }
 
-  onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void {
+  onData(streamId: number, source: Buffer, start: number, end: number, endStream: boolean, flowControlled: number): void {
+    const octets = end - start;
     this.#windows.receive(flowControlled);
     const stream = this.#table.streams.get(streamId);
     if (stream === undefined || stream.remoteEnded) {
@@ -343,22 +352,22 @@ export class H2Connection implements FrameVisitor, OutputEvents, StreamTableOwne
     }
     stream.receiveWindow -= flowControlled;
     // Padding is nobody's to consume: its credit goes back now.
-    const padding = flowControlled - data.length;
+    const padding = flowControlled - octets;
     if (padding > 0) {
       this.#windows.returnToConnection(padding);
       this.#windows.returnToStream(stream, padding);
     }
     if (this.#role === "client" && !stream.finalHeadSeen) return this.#malformed(stream);
-    stream.received += data.length;
+    stream.received += octets;
     if (stream.contentLength >= 0 && stream.received > stream.contentLength) return this.#malformed(stream);
     if (endStream && !this.#bodyLengthMatches(stream)) return this.#malformed(stream);
     // An empty DATA frame that ends nothing is a known flood (CVE-2019-9518).
     if (flowControlled === 0 && !endStream) this.#glitch();
-    stream.held += data.length;
-    this.#windows.handedOn(stream, data.length);
+    stream.held += octets;
+    this.#windows.handedOn(stream, octets);
     // The state moves before the user hears, so an answer it ends in the call sees the request ended.
     const closes = endStream && stream.endOneSide(false);
-    if (data.length > 0 || endStream) this.#table.guard(stream, this.#handler.onData, stream, data, endStream, undefined);
+    if (octets > 0 || endStream) this.#table.guard(stream, this.#handler.onData, stream, source, start, end, endStream);
     if (closes) this.#table.complete(stream);
   }
 

@@ -81,13 +81,13 @@ export class StreamTable {
   }
 
   /**
-   * Calls one of the handler's methods with up to four arguments; what it throws is reported and
+   * Calls one of the handler's methods with up to five arguments; what it throws is reported and
    * costs its stream only. Arguments rather than a closure: a closure per event was 0.2-0.4 KB of
    * garbage per gRPC call (bench/grpc-profile.mjs --heap).
    */
-  guard<A, B, C, D>(stream: H2Stream | undefined, call: (this: H2ConnectionHandler, a: A, b: B, c: C, d: D) => void, a: A, b: B, c: C, d: D): void {
+  guard<A, B, C, D, E = undefined>(stream: H2Stream | undefined, call: (this: H2ConnectionHandler, a: A, b: B, c: C, d: D, e: E) => void, a: A, b: B, c: C, d: D, e?: E): void {
     try {
-      call.call(this.#handler, a, b, c, d);
+      call.call(this.#handler, a, b, c, d, e as E);
     } catch (error) {
       this.#handler.onFault(error);
       if (stream !== undefined && this.holds(stream)) {

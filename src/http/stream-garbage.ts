@@ -1,4 +1,4 @@
-// Asks V8 for a minor collection after every few MiB of streamed body, so one long paced stream costs a few MB, not tens.
+// Asks V8 for a minor collection after every few MiB of streamed body or h2 socket reads, so one long paced stream costs a few MB, not tens.
 
 /**
  * V8's gc() function, with the options this relay uses: a minor collection, or the "last
@@ -9,7 +9,7 @@ export type CollectGarbage = (options: { type: "minor" } | { type: "major"; flav
 /** Obtained once for the process: each obtaining makes a context, which the function keeps alive. */
 let obtained: CollectGarbage | undefined;
 
-/** How many body bytes, either direction, between two requested collections. */
+/** How many bytes read (bodies, h2 socket reads), either direction, between two requested collections. */
 export const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -50,7 +50,11 @@ export class StreamGarbage {
     this.#obtain = obtain;
   }
 
-  /** Counts body bytes that went through, and collects every COLLECT_EVERY_BYTES of them. */
+  /**
+   * Counts bytes read into fresh Buffers, and collects every COLLECT_EVERY_BYTES of them: HTTP/1.1
+   * bodies as they stream, and every h2 socket read whole (frame headers too: a flood of 1-octet
+   * DATA frames is a tenth body, and counted by its body it let 20-40 MB of read buffers pile up).
+   */
   streamed(bytes: number): void {
     this.#bytes += bytes;
     if (this.#bytes < COLLECT_EVERY_BYTES) return;

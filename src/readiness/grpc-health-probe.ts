@@ -157,9 +157,9 @@ function probeHandler(connection: () => H2Connection): H2ConnectionHandler {
   return {
     onHead: (stream, fields, _neverIndexed, endStream) => (stream.user as CheckCall).head(fields, endStream),
     onOversizedHead: () => {},
-    onData: (stream, data, endStream) => {
-      connection().consume(stream, data.length);
-      (stream.user as CheckCall).data(data, endStream);
+    onData: (stream, source, start, end, endStream) => {
+      connection().consume(stream, end - start);
+      (stream.user as CheckCall).data(source.subarray(start, end), endStream);
     },
     onTrailers: (stream, fields) => (stream.user as CheckCall).trailers(fields),
     onReset: (stream, errorCode) => (stream.user as CheckCall).reset(errorCode),

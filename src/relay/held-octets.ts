@@ -24,17 +24,17 @@ export class HeldOctets {
     return this.#length;
   }
 
-  /** Copies `chunk` in after what is held. */
-  append(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    const length = this.#length + chunk.length;
+  /** Copies `chunk[start, end)` (all of it by default) in after what is held. */
+  append(chunk: Buffer, start = 0, end = chunk.length): void {
+    if (end <= start) return;
+    const length = this.#length + (end - start);
     let buffer = this.#buffer;
     if (buffer === undefined || length > buffer.length) {
       const grown = Buffer.allocUnsafe(Math.max(length, FIRST_CAPACITY, (buffer?.length ?? 0) * 2));
       if (buffer !== undefined) buffer.copy(grown, 0, 0, this.#length);
       this.#buffer = buffer = grown;
     }
-    chunk.copy(buffer, this.#length);
+    chunk.copy(buffer, this.#length, start, end);
     this.#length = length;
   }
 

@@ -31,7 +31,8 @@ export async function startEchoServer(clock: () => number = () => performance.no
       onOversizedHead(stream) {
         connection.respond(stream, [":status", "431", "content-length", "0"], true);
       },
-      onData(stream, data, endStream) {
+      onData(stream, source, start, end, endStream) {
+        const data = source.subarray(start, end);
         log.bodyOctets += data.length;
         connection.consume(stream, data.length);
         if (endStream) answer(stream);

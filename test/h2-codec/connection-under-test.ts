@@ -1,5 +1,6 @@
 // The codec's connection on an in-memory transport, for tests: frames in as bytes, frames out parsed, every handler call recorded, the clock in the test's hands.
 import type { AdvanceBudget } from "../../src/h2-codec/advance-budget.js";
+import type { ReadCounter } from "../../src/h2-codec/connection-handler.js";
 import { H2Connection, type H2ConnectionHandler, type H2Transport } from "../../src/h2-codec/h2-connection.js";
 import type { H2Stream } from "../../src/h2-codec/h2-stream.js";
 import { HpackDecoder } from "../../src/h2-codec/hpack-decoder.js";
@@ -68,7 +69,7 @@ export class ConnectionUnderTest {
   consumeData = true;
   readonly #decoder = new HpackDecoder({ maxHeaderListSize: 1 << 20 });
 
-  constructor(role: "server" | "client", options: { maxConcurrentStreams?: number; streamWindow?: number; connectionWindow?: number; advanceBudget?: AdvanceBudget } = {}) {
+  constructor(role: "server" | "client", options: { maxConcurrentStreams?: number; streamWindow?: number; connectionWindow?: number; advanceBudget?: AdvanceBudget; reads?: ReadCounter } = {}) {
     this.transport = new MemoryTransport(role === "client");
     const events = this.events;
     const handler: H2ConnectionHandler = {
@@ -78,7 +79,8 @@ export class ConnectionUnderTest {
         this.onHead(stream, endStream);
       },
       onOversizedHead: (stream) => void events.push({ kind: "oversized", streamId: stream.id }),
-      onData: (stream, data, endStream) => {
+      onData: (stream, source, start, end, endStream) => {
+        const data = source.subarray(start, end);
         events.push({ kind: "data", streamId: stream.id, data: data.toString("latin1"), endStream });
         if (this.consumeData) this.connection.consume(stream, data.length);
       },

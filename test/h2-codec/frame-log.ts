@@ -8,7 +8,8 @@ export type FrameEvent = readonly [kind: string, streamId: number, ...facts: (st
 export class FrameLog implements FrameVisitor {
   readonly events: FrameEvent[] = [];
 
-  onData(streamId: number, data: Buffer, endStream: boolean, flowControlled: number): void {
+  onData(streamId: number, source: Buffer, start: number, end: number, endStream: boolean, flowControlled: number): void {
+    const data = source.subarray(start, end);
     const last = this.events.at(-1);
     if (last !== undefined && last[0] === "data" && last[1] === streamId && last[3] === false) {
       this.events[this.events.length - 1] = ["data", streamId, (last[2] as string) + data.toString("hex"), endStream, (last[4] as number) + flowControlled];

@@ -56,6 +56,21 @@ t.test("the server's first frames: SETTINGS (100 streams, no push), the connecti
   t.equal(ack?.flags, FLAG.ACK);
 });
 
+t.test("every socket read is counted whole, frame headers included: 1-octet DATA frames bring ten octets of read buffer per octet of body", async (t) => {
+  const counted: number[] = [];
+  const under = new ConnectionUnderTest("server", { reads: { streamed: (bytes) => void counted.push(bytes) } });
+  const opening = Buffer.concat([PREFACE, settingsFrame([])]);
+  under.receive(opening);
+  const flood = Buffer.concat([headers(1, POST, false), ...Array.from({ length: 100 }, () => data(1, "a"))]);
+  under.receive(flood);
+  t.same(counted, [opening.length, flood.length], "one count per read, of its whole length");
+  t.equal(
+    under.events.filter((event) => event.kind === "data").reduce((sum, event) => sum + (event.kind === "data" ? event.data.length : 0), 0),
+    100,
+    "the body: a tenth of what was read",
+  );
+});
+
 t.test("a request, its body and trailers reach the user in order; the answer goes out as HEADERS and DATA", async (t) => {
   const under = server();
   under.receive(headers(1, POST, false), data(1, "hello "), data(1, "world"), frame(FRAME.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, headerBlock([{ name: "x-sum", value: "1" }])));

@@ -78,7 +78,8 @@ export async function startCodecServer(): Promise<RecordingServer> {
       onOversizedHead(stream) {
         connection.respond(stream, [":status", "431", "content-length", "0"], true);
       },
-      onData(stream, data, endStream) {
+      onData(stream, source, start, end, endStream) {
+        const data = source.subarray(start, end);
         const seen = record.get(stream.id);
         if (seen !== undefined) {
           seen.bodyOctets += data.length;

@@ -66,7 +66,8 @@ export function startCodecClient(port: number, methods: readonly Method[]): Runn
       seen.ended ||= endStream;
     },
     onOversizedHead() {},
-    onData(stream, data, endStream) {
+    onData(stream, source, start, end, endStream) {
+      const data = source.subarray(start, end);
       connection.consume(stream, data.length);
       const seen = of(stream);
       if (seen === undefined) return;

@@ -53,7 +53,7 @@ export abstract class H2ClientExchange implements AdmissionCandidate, DeadlineTa
 
   /** A view into the codec's read: the app side copies what it keeps. */
   streamData(chunk: Buffer): void {
-    this.context.garbage.streamed(chunk.length);
+    // Not counted for garbage here: the listener's socket reads are (H2ConnectionOptions.reads).
     this.record.bodyReceived(chunk.length);
     if (!this.app.sendBody(chunk)) this.client.pause();
   }

@@ -5,6 +5,7 @@ import type { IdleMember } from "../keep-alive-deadlines.js";
 import type { Socket } from "node:net";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
+import type { ReadCounter } from "../../h2-codec/connection-handler.js";
 import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { ClientStream } from "./client-stream.js";
@@ -72,7 +73,7 @@ class ConnectionState implements IdleMember, H2ConnectionHandler {
     now: number,
   ) {
     this.idleSince = now;
-    this.connection = connectionOnSocket(socket, this, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES, advanceBudget: listener.advanceBudget }, ignore);
+    this.connection = connectionOnSocket(socket, this, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES, advanceBudget: listener.advanceBudget, reads: listener.garbage }, ignore);
   }
 
   get idleKeepAlive(): boolean {
@@ -101,8 +102,8 @@ class ConnectionState implements IdleMember, H2ConnectionHandler {
     this.connection.respond(stream, [":status", "431", "content-length", "0"], true);
   }
 
-  onData(stream: H2Stream, data: Buffer, endStream: boolean): void {
-    PORT_EVENTS.onData(stream, data, endStream);
+  onData(stream: H2Stream, source: Buffer, start: number, end: number, endStream: boolean): void {
+    PORT_EVENTS.onData(stream, source, start, end, endStream);
   }
 
   onTrailers(stream: H2Stream, fields: string[]): void {
@@ -149,6 +150,10 @@ export class H2Listener {
   readonly #bodyReads: LocalBodyReads;
   /** Shared by every client connection, so many clients together stay inside it. */
   readonly advanceBudget = new AdvanceBudget(ADVANCE_LIMIT);
+  /** What every client connection's socket reads are counted by, for their garbage. */
+  get garbage(): ReadCounter {
+    return this.#parts.context.garbage;
+  }
   #closing = false;
   #now = 0;
 

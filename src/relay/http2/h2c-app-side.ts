@@ -230,7 +230,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   }
 
   streamData(chunk: Buffer): void {
-    this.#context.garbage.streamed(chunk.length);
+    // Not counted for garbage here: the pool's socket reads are (H2ConnectionOptions.reads).
     if (this.#finished) return;
     if (!this.#user.data(chunk)) this.#upstream?.pause();
   }

@@ -1,8 +1,10 @@
 // Multiplexed h2c sessions to the app: each waits for the app's SETTINGS (closed when they do not come), takes at most its SETTINGS_MAX_CONCURRENT_STREAMS, is not reused after GOAWAY, and closes idle.
 import { connect, type Socket } from "node:net";
 import { AdvanceBudget } from "../../h2-codec/advance-budget.js";
+import { FloodBudget, RAPID_RESET_BUDGET } from "../../h2-codec/flood-budget.js";
 import { AppStream } from "./app-stream.js";
 import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connection.js";
+import type { ReadCounter } from "../../h2-codec/connection-handler.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { PORT_EVENTS } from "./stream-port.js";
 
@@ -29,6 +31,8 @@ export interface H2cPoolOptions {
   readonly settingsTimeoutMs: number;
   /** A defect of ours in a stream's callbacks (the codec has reset that stream). */
   readonly reportFault?: (error: unknown) => void;
+  /** What every session's socket reads are counted by, for their garbage (the relay's StreamGarbage). */
+  readonly garbage?: ReadCounter;
 }
 
 /** The error code waiters get when the app's SETTINGS did not come in time (undici's for a connect that took too long: a timeout to the metrics). */
@@ -63,8 +67,15 @@ const HTTP1_REMEMBERED_MS = 60_000;
 /** Streams a session takes before the app's SETTINGS (RFC 9113 §6.5.2 suggests at least 100), and at most after it. */
 const INITIAL_CAPACITY = 100;
 const MAX_CAPACITY = 1000;
-/** The connection-level window we give the app: many streams in flight, each still held to its own 64 KiB window. */
+/** The connection-level window we give the app: many streams in flight, each still held to its own window. */
 const SESSION_WINDOW = 4 * 1024 * 1024;
+/**
+ * Each stream's window we give the app: what one answer may make us hold beyond what its client's
+ * stream already holds while the client does not read. With the protocol's 65,535 a stalled
+ * reader's stream held two windows, ours to the app and the client's own (90 stalled streams:
+ * 11.5 MiB, most of what put issue 52's soak phase past 64 MiB).
+ */
+const STREAM_WINDOW = 16 * 1024;
 /**
  * What the app's answers may make us hold, over every session, on connection credit given back as
  * the DATA arrives: streams of different clients share a session, so a client that reads nothing
@@ -73,10 +84,17 @@ const SESSION_WINDOW = 4 * 1024 * 1024;
  */
 const ADVANCE_LIMIT = 8 * 1024 * 1024;
 const SWEEP_INTERVAL_MS = 1_000;
+/** Resets a session keeps in hand beyond one per stream on it, for the streams that join before it is next counted. */
+const RESET_MARGIN = 100;
+const clock = performance.now.bind(performance);
 
 class PooledSession {
   readonly session: H2Connection;
   readonly socket: Socket;
+  /** Our mirror of the app's rapid-reset bucket for this session, spent by the resets we sent on it. */
+  readonly resets = new FloodBudget(RAPID_RESET_BUDGET.burst, RAPID_RESET_BUDGET.perSecond, clock);
+  /** The session's resetsSent already spent from `resets`. */
+  resetsCounted = 0;
   active = 0;
   capacity = INITIAL_CAPACITY;
   /** The app's SETTINGS came. */
@@ -95,7 +113,8 @@ class PooledSession {
   }
 
   get hasRoom(): boolean {
-    return this.usable && this.active + this.waiters.length < this.capacity;
+    const taken = this.active + this.waiters.length;
+    return this.usable && taken < this.capacity && this.resets.left > taken + RESET_MARGIN;
   }
 }
 
@@ -194,6 +213,7 @@ export class H2cPool {
     const pooled = this.#bySession.get(session);
     if (pooled === undefined) return;
     pooled.active--;
+    this.#countResets(pooled);
     if (pooled.active === 0) pooled.idleSince = this.#now;
   }
 
@@ -216,7 +236,7 @@ export class H2cPool {
     socket.once("error", (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
-    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance }, (error) => {
+    const connection = connectionOnSocket(socket, this.#handler(() => pooled!), { role: "client", clock: performance.now.bind(performance), streamWindow: STREAM_WINDOW, connectionWindow: SESSION_WINDOW, advanceBudget: this.#advance, reads: this.#options.garbage }, (error) => {
       if (pooled !== undefined) pooled.socketError ??= error;
     });
     pooled = new PooledSession(connection, socket);
@@ -303,6 +323,22 @@ export class H2cPool {
         this.acquire(user);
       }
     }
+  }
+
+  /**
+   * Streams of many clients share a session, and each client that leaves has us reset its
+   * streams: an app behind nghttp2 (node:http2, and others since CVE-2023-44487) ends a session
+   * that resets more than 1,000 streams at once or 33 a second after that, with every other
+   * client's stream on it (the soak's attackers did, to 3,000 honest requests in 60 s). So a
+   * session takes new streams only while the resets the app still allows cover every stream on
+   * it; past that it is retired for new ones and shut down once its last stream ends.
+   */
+  #countResets(pooled: PooledSession): void {
+    const sent = pooled.session.resetsSent;
+    pooled.resets.spendMany(sent - pooled.resetsCounted);
+    pooled.resetsCounted = sent;
+    if (pooled.usable && pooled.resets.left <= pooled.active + pooled.waiters.length + RESET_MARGIN) this.#retire(pooled, undefined);
+    if (!pooled.usable && pooled.active === 0 && pooled.ready) pooled.session.shutdown();
   }
 
   #retire(pooled: PooledSession, error: Error | undefined): void {

@@ -120,28 +120,32 @@ export class StreamPort<User extends StreamUser = StreamUser> {
 
   // ---- what the connection's handler tells ----
 
-  /** A body piece from the peer (a view into the socket's read). */
-  received(chunk: Buffer, endStream: boolean): void {
+  /**
+   * A body piece from the peer, `source[start, end)` of the socket's read: copied when held, and
+   * a view made only when it is handed on at once (so a piece held costs no Buffer of its own).
+   */
+  received(source: Buffer, start: number, end: number, endStream: boolean): void {
     if (this.closed) return;
+    const octets = end - start;
     if (this.holding || this.#paused || this.#pending !== undefined || this.#flushing) {
-      if (chunk.length > 0) (this.#pending ??= new HeldOctets()).append(chunk);
+      if (octets > 0) (this.#pending ??= new HeldOctets()).append(source, start, end);
       if (endStream) this.#endPending = true;
       return;
     }
-    if (chunk.length > 0 && chunk.length < SMALL_PIECE) {
+    if (octets > 0 && octets < SMALL_PIECE) {
       // A second small piece in one socket read: held and handed on with the rest of the read as
       // one, so 1-octet DATA frames reach the app as one frame per read, not one per octet (10
       // octets on the wire and a frame's work each). The first goes at once: a gRPC message waits for nothing.
       const turn = currentTurn();
       if (this.#smallTurn === turn) {
-        (this.#pending = new HeldOctets()).append(chunk);
+        (this.#pending = new HeldOctets()).append(source, start, end);
         if (endStream) this.#endPending = true;
         this.deliverLater();
         return;
       }
       this.#smallTurn = turn;
     }
-    if (chunk.length > 0) this.#hand(chunk);
+    if (octets > 0) this.#hand(source.subarray(start, end));
     if (endStream && !this.closed) this.within(this.#tellEnd, undefined, undefined);
   }
 
@@ -284,7 +288,7 @@ function endTurn(): void {
 
 /** The codec's stream events that go to the stream's port as they are, for either side's handler (the listener's, the pool's). */
 export const PORT_EVENTS = {
-  onData: (stream, data, endStream) => (stream.user as StreamPort | undefined)?.received(data, endStream),
+  onData: (stream, source, start, end, endStream) => (stream.user as StreamPort | undefined)?.received(source, start, end, endStream),
   onTrailers: (stream, fields) => (stream.user as StreamPort | undefined)?.receivedTrailers(fields),
   onWritable: (stream) => (stream.user as StreamPort | undefined)?.writable(),
 } satisfies Pick<H2ConnectionHandler, "onData" | "onTrailers" | "onWritable">;
