@@ -192,7 +192,21 @@ const loads = [
     : []),
 ];
 /** Ends when the soak's time is up or the proxy dies: the attackers have no -D of their own. */
-const untilTheEnd = (signal) => AbortSignal.any([signal, AbortSignal.timeout(seconds * 1000)]);
+/**
+ * `signal`, or the phase's time, whichever comes first. A timer of our own, not AbortSignal.timeout
+ * inside AbortSignal.any: both hold their sources weakly, and a loop that only reads `.aborted`
+ * (the honest victim's) kept no listener, so the timeout's signal could be collected before it
+ * fired: one run's victim went on downloading for minutes after the phase.
+ */
+const untilTheEnd = (signal) => {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), seconds * 1000);
+  signal.addEventListener("abort", () => {
+    clearTimeout(timer);
+    controller.abort();
+  }, { once: true });
+  return controller.signal;
+};
 // The attackers' own streams are expected to be held, reset or cut: only the honest client beside them counts errors.
 const attacker = (name, shape, run) => ({ name, shape, run: async (signal) => ({ rps: 0, latency: "", errors: 0, ...(await run(untilTheEnd(signal))) }) });
 if (kinds.includes("octets")) {
@@ -210,7 +224,7 @@ if (kinds.includes("stall")) {
     attacker("stalled reader", "SETTINGS_INITIAL_WINDOW_SIZE 0, 90 GET /big streams, reads nothing", (signal) => stalledReader(PORTS.proxy, signal)),
     {
       name: "honest 1 MiB GETs beside the stalled reader",
-      shape: "one h2c connection, one GET /big at a time, each whole within 10 s",
+      shape: "one h2c connection, one GET /big at a time, each whole, never 10 s without an octet",
       run: async (signal) => {
         const result = await honestVictim(PORTS.proxy, untilTheEnd(signal), 1024 * 1024);
         return { ...result, rps: result.requests / seconds, latency: `slowest ${result.slowestMs.toFixed(0)} ms` };
