@@ -1,5 +1,5 @@
 // CPU an idle proxy spends holding N idle keep-alive clients (its once-a-second sweep): utime+stime from /proc over a window, with no traffic at all, against a baseline binary side by side.
-// Usage: node bench/idle-sweep-cpu.mjs [--count 10000] [--protocol h1|h2] [--seconds 20] [--rounds 2] [--binary dist/readiness-proxy] [--baseline <binary>]
+// Usage: node bench/idle-sweep-cpu.mjs [--count 10000] [--protocol h1|h2] [--seconds 20] [--settle 5] [--rounds 2] [--binary dist/readiness-proxy] [--baseline <binary>]
 import { spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +17,7 @@ if (baseline !== undefined) binaries.push(resolve(baseline));
 const NODE = process.execPath;
 const PORTS = { proxy: 19710, h1App: 19711, h2App: 19712 };
 /** After the last answer: the sweep parks what the exchanges lent, the burst's collections run; not counted. */
-const SETTLE_MS = 5_000;
+const SETTLE_MS = Number(option("settle", "5")) * 1000;
 /** From the first client's connect until every one has its answer. */
 const OPEN_DEADLINE_MS = 90_000;
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));

@@ -247,19 +247,19 @@ export class RelayServer implements ConnectionHost, Listener {
    * ones give their parser back. Each of these reads a deadline list from its front and stops at
    * the first not due, so an idle connection (parked, in the keep-alive deadlines only) is not
    * looked at until its keep-alive runs out. Tests call it to advance time. Returns how many
-   * HTTP/1.1 connections it looked at (for the tests of that rule).
+   * connections of either protocol it looked at, beside the keep-alive deadlines' front.
    */
   sweep(): number {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
-    this.#h2?.sweep(now);
+    let looked = this.#h2?.sweep(now) ?? 0;
     // Keep-alive, both protocols: only the connections at the front of the deadlines are looked at.
     try {
       this.#parts.connectionLimit.idle.expire(now, KEEP_ALIVE_TIMEOUT_MS);
     } catch (error) {
       this.reportFault(error);
     }
-    let looked = this.#heads.takeDue(now, (connection) => this.#contained(connection, () => this.#headDue(connection, now)));
+    looked += this.#heads.takeDue(now, (connection) => this.#contained(connection, () => this.#headDue(connection, now)));
     looked += this.#parsersLent.takeDue(now, (connection) => this.#contained(connection, () => connection.parkParserIfQuiet()));
     try {
       this.#observeLoad();
