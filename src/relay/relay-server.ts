@@ -95,9 +95,9 @@ export class RelayServer implements ConnectionHost, Listener {
   readonly parsers = new ParserPool();
   /** One collection once a burst of connections has gone. */
   readonly #afterBurst = new BurstGarbage();
-  /** Heads under way and connections whose end we wrote: looked at a head's time later (slowloris, a client that never closes). */
-  readonly #heads = new CoarseDeadlines<ClientConnection>(HEADERS_TIMEOUT_MS);
-  /** Connections holding a parser: looked at every tick until it is parked (quiet) or gone. */
+  /** Connections whose end we wrote: looked at a head's time later (a client that never closes its side). */
+  readonly #closing = new CoarseDeadlines<ClientConnection>(HEADERS_TIMEOUT_MS);
+  /** Connections holding a parser (every head under way among them): looked at every tick until it is parked (quiet) or gone. */
   readonly #parsersLent = new CoarseDeadlines<ClientConnection>(SWEEP_INTERVAL_MS);
 
   constructor(parts: RelayServerParts) {
@@ -161,7 +161,7 @@ export class RelayServer implements ConnectionHost, Listener {
   forget(connection: ClientConnection): void {
     this.#connections.delete(connection);
     this.#parts.connectionLimit.forget(connection);
-    this.#heads.forget(connection);
+    this.#closing.forget(connection);
     this.#parsersLent.forget(connection);
     // As on every arrival: 10,000 closing at once made their garbage faster than a sweep came.
     this.#observeLoad();
@@ -175,12 +175,8 @@ export class RelayServer implements ConnectionHost, Listener {
     this.#parts.connectionLimit.opened(connection);
   }
 
-  watchHead(connection: ClientConnection): void {
-    this.#heads.start(connection, this.now);
-  }
-
-  headDone(connection: ClientConnection): void {
-    this.#heads.forget(connection);
+  watchClose(connection: ClientConnection): void {
+    this.#closing.start(connection, this.now);
   }
 
   watchParser(connection: ClientConnection): void {
@@ -259,8 +255,8 @@ export class RelayServer implements ConnectionHost, Listener {
     } catch (error) {
       this.reportFault(error);
     }
-    looked += this.#heads.takeDue(now, (connection) => this.#contained(connection, () => this.#headDue(connection, now)));
-    looked += this.#parsersLent.takeDue(now, (connection) => this.#contained(connection, () => connection.parkParserIfQuiet()));
+    looked += this.#closing.takeDue(now, (connection) => this.#contained(connection, () => this.#closeDue(connection, now)));
+    looked += this.#parsersLent.takeDue(now, (connection) => this.#contained(connection, () => this.#parserDue(connection, now)));
     try {
       this.#observeLoad();
     } catch (error) {
@@ -280,14 +276,16 @@ export class RelayServer implements ConnectionHost, Listener {
     }
   }
 
-  /** A head's time after its head began or our end was written (watchHead): false, as nothing of it is timed after this look. */
-  #headDue(connection: ClientConnection, now: number): boolean {
-    if (connection.closing) {
-      // Our end is out; a client that never closes its side is not waited for past a head's time.
-      if (now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
-    } else if (connection.headStartedAt > 0) {
-      if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
-    }
+  /** A head's time after our end was written (watchClose): false, as nothing of it is timed after this look. */
+  #closeDue(connection: ClientConnection, now: number): boolean {
+    // Our end is out; a client that never closes its side is not waited for past a head's time.
+    if (connection.closing && now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
     return false;
+  }
+
+  /** A connection holding a parser, every tick: a head past its time gets its 408, a quiet one parks its parser; true while it still holds one. */
+  #parserDue(connection: ClientConnection, now: number): boolean {
+    if (!connection.closing && connection.headStartedAt > 0 && now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
+    return connection.parkParserIfQuiet();
   }
 }

@@ -44,11 +44,9 @@ export interface ConnectionHost {
   becameIdle(connection: ClientConnection): void;
   /** The connection was just accepted: idle until its first bytes. */
   opened(connection: ClientConnection): void;
-  /** A head began, or our end was written: the sweep looks at it a head's time from now (timeOutHead, or the close). */
-  watchHead(connection: ClientConnection): void;
-  /** Its head is complete: nothing of it is timed (an idle connection is in the keep-alive deadlines only). */
-  headDone(connection: ClientConnection): void;
-  /** It holds a parser now: the sweep looks at it every tick (parkParserIfQuiet) until it gives the parser back. */
+  /** Our end was written: the sweep looks at it a head's time from now, and cuts it if the client has not closed. */
+  watchClose(connection: ClientConnection): void;
+  /** It holds a parser now: the sweep looks at it every tick (its head's time, parkParserIfQuiet) until it gives the parser back. */
   watchParser(connection: ClientConnection): void;
   /** The connection began with the HTTP/2 preface: the socket is the h2 side's now, with what followed the preface. */
   switchToHttp2(connection: ClientConnection, rest: Buffer): void;
@@ -179,7 +177,6 @@ export class ClientConnection implements IdleMember, ReadOwner {
   /** The parser's (ParserHandler): a message's first byte. */
   onMessageBegin(): void {
     this.headStartedAt = this.#host.now;
-    this.#host.watchHead(this);
   }
 
   /** The parser's (ParserHandler): a head parsed. */
@@ -240,7 +237,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
     this.#ending = true;
     // Only the client's close is awaited from here: at most a head's time (the sweep's).
     this.idleSince = this.#host.now;
-    this.#host.watchHead(this);
+    this.#host.watchClose(this);
     this.#host.reportFault(error);
     this.#reading.pause(PAUSED_FOR_ERROR);
     const requestBegun = this.headStartedAt > 0;
@@ -313,12 +310,13 @@ export class ClientConnection implements IdleMember, ReadOwner {
   /**
    * The sweep's, a tick after the parser was lent and every tick after: parks it when nothing was
    * read since the last look (idle, or an answer slow to come). True while it still holds one
-   * that may be parked later (looked at again next tick); false once it holds none, or never will
-   * give it back this way (its end written, detached, faulted: the parser goes at the close).
+   * (looked at again next tick: a head under way always has one, so its time is looked at too);
+   * false once it holds none, or never will give it back this way (detached, faulted: the parser
+   * goes at the close).
    */
   parkParserIfQuiet(): boolean {
     if (this.#betweenMessages) this.#reader.parkIfQuiet();
-    if (this.#reader.hasParser && !this.#ending && !this.#detached && !this.#faulted) return true;
+    if (this.#reader.hasParser && !this.#detached && !this.#faulted) return true;
     this.#flags &= ~FLAG.parserWatched;
     return false;
   }
@@ -407,7 +405,6 @@ export class ClientConnection implements IdleMember, ReadOwner {
     if (this.#faulted) return BODY.skip;
     faultAt("head parsed");
     this.headStartedAt = 0;
-    this.#host.headDone(this);
     const request = new RequestHead(head);
     const transaction = this.#host.transactionFor(request, this);
     this.#requests.parsed(transaction, request.keepAlive);
@@ -504,8 +501,8 @@ export class ClientConnection implements IdleMember, ReadOwner {
 
   #end(): void {
     // Again once the answer ended, for one answered before its body came: only from then is
-    // nothing but the client's close awaited (see the sweep's #headDue).
-    this.#host.watchHead(this);
+    // nothing but the client's close awaited (see the sweep's #closeDue).
+    this.#host.watchClose(this);
     if (this.#ending) return;
     this.#ending = true;
     this.idleSince = this.#host.now;
@@ -533,7 +530,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
     this.headStartedAt = 0;
     this.#ending = true;
     this.idleSince = this.#host.now;
-    this.#host.watchHead(this);
+    this.#host.watchClose(this);
     if (this.socket.destroyed) return false;
     this.socket.end(answer, "latin1");
     return true;
