@@ -24,6 +24,7 @@ import { BurstGarbage } from "./burst-garbage.js";
 import type { H2cPool } from "./http2/h2c-pool.js";
 import type { UpstreamPool } from "./http1/upstream-pool.js";
 import type { ConnectionLimit } from "./connection-limit.js";
+import { CoarseDeadlines } from "./coarse-deadlines.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -94,6 +95,10 @@ export class RelayServer implements ConnectionHost, Listener {
   readonly parsers = new ParserPool();
   /** One collection once a burst of connections has gone. */
   readonly #afterBurst = new BurstGarbage();
+  /** Connections whose end we wrote: looked at a head's time later (a client that never closes its side). */
+  readonly #closing = new CoarseDeadlines<ClientConnection>(HEADERS_TIMEOUT_MS);
+  /** Connections holding a parser (every head under way among them): looked at every tick until it is parked (quiet) or gone. */
+  readonly #parsersLent = new CoarseDeadlines<ClientConnection>(SWEEP_INTERVAL_MS);
 
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
@@ -156,6 +161,8 @@ export class RelayServer implements ConnectionHost, Listener {
   forget(connection: ClientConnection): void {
     this.#connections.delete(connection);
     this.#parts.connectionLimit.forget(connection);
+    this.#closing.forget(connection);
+    this.#parsersLent.forget(connection);
     // As on every arrival: 10,000 closing at once made their garbage faster than a sweep came.
     this.#observeLoad();
   }
@@ -168,9 +175,17 @@ export class RelayServer implements ConnectionHost, Listener {
     this.#parts.connectionLimit.opened(connection);
   }
 
+  watchClose(connection: ClientConnection): void {
+    this.#closing.start(connection, this.now);
+  }
+
+  watchParser(connection: ClientConnection): void {
+    this.#parsersLent.start(connection, this.now);
+  }
+
   switchToHttp2(connection: ClientConnection, rest: Buffer): void {
     this.forget(connection);
-    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, HEADERS_TIMEOUT_MS, this.#parts.connectionLimit);
+    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, HEADERS_TIMEOUT_MS, this.#parts.connectionLimit, SWEEP_INTERVAL_MS);
     this.#h2.accept(connection.socket, rest, this.now);
   }
 
@@ -223,42 +238,54 @@ export class RelayServer implements ConnectionHost, Listener {
     this.#parts.context.reportFault(error);
   }
 
-  /** One tick of the coarse clock: slow heads get their 408, long-idle connections close. Tests call it to advance time. */
-  sweep(): void {
+  /**
+   * One tick of the coarse clock: slow heads get their 408, long-idle connections close, quiet
+   * ones give their parser back. Each of these reads a deadline list from its front and stops at
+   * the first not due, so an idle connection (parked, in the keep-alive deadlines only) is not
+   * looked at until its keep-alive runs out. Tests call it to advance time. Returns how many
+   * connections of either protocol it looked at, beside the keep-alive deadlines' front.
+   */
+  sweep(): number {
     this.now += SWEEP_INTERVAL_MS;
     const now = this.now;
-    this.#h2?.sweep(now);
+    let looked = this.#h2?.sweep(now) ?? 0;
     // Keep-alive, both protocols: only the connections at the front of the deadlines are looked at.
     try {
       this.#parts.connectionLimit.idle.expire(now, KEEP_ALIVE_TIMEOUT_MS);
     } catch (error) {
       this.reportFault(error);
     }
-    for (const connection of this.#connections) {
-      try {
-        faultAt("timer");
-        this.#sweepOne(connection, now);
-      } catch (error) {
-        connection.fault(error);
-      }
-    }
+    looked += this.#closing.takeDue(now, (connection) => this.#contained(connection, () => this.#closeDue(connection, now)));
+    looked += this.#parsersLent.takeDue(now, (connection) => this.#contained(connection, () => this.#parserDue(connection, now)));
     try {
       this.#observeLoad();
     } catch (error) {
       this.reportFault(error);
     }
+    return looked;
   }
 
-  /** One connection's share of the sweep, inside its fault boundary. */
-  #sweepOne(connection: ClientConnection, now: number): void {
-    if (connection.closing) {
-      // Our end is out; a client that never closes its side is not waited for past a head's time.
-      if (now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
-    } else if (connection.headStartedAt > 0) {
-      if (now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
-    } else {
-      // Nothing read since the last sweep (idle, or its answer slow to come): the parser goes back to the pool.
-      connection.parkParserIfQuiet();
+  /** One connection's share of the sweep, inside its fault boundary: false after a fault (nothing more is timed on it). */
+  #contained(connection: ClientConnection, visit: () => boolean): boolean {
+    try {
+      faultAt("timer");
+      return visit();
+    } catch (error) {
+      connection.fault(error);
+      return false;
     }
+  }
+
+  /** A head's time after our end was written (watchClose): false, as nothing of it is timed after this look. */
+  #closeDue(connection: ClientConnection, now: number): boolean {
+    // Our end is out; a client that never closes its side is not waited for past a head's time.
+    if (connection.closing && now - connection.idleSince >= HEADERS_TIMEOUT_MS) connection.destroy();
+    return false;
+  }
+
+  /** A connection holding a parser, every tick: a head past its time gets its 408, a quiet one parks its parser; true while it still holds one. */
+  #parserDue(connection: ClientConnection, now: number): boolean {
+    if (!connection.closing && connection.headStartedAt > 0 && now - connection.headStartedAt >= HEADERS_TIMEOUT_MS) connection.timeOutHead();
+    return connection.parkParserIfQuiet();
   }
 }

@@ -25,7 +25,7 @@ function destroySocket(this: Socket): void {
 function noAge(): void {}
 
 /** ClientConnection's bits in its `#flags`. */
-const FLAG = { lastKeepAlive: 1, closeAfter: 2, pendingErrorSilent: 4, detached: 8, ending: 16, starting: 32, faulted: 64 } as const;
+const FLAG = { lastKeepAlive: 1, closeAfter: 2, pendingErrorSilent: 4, detached: 8, ending: 16, starting: 32, faulted: 64, parserWatched: 128 } as const;
 
 /** What the connection asks of the server that accepted it. */
 export interface ConnectionHost {
@@ -44,6 +44,10 @@ export interface ConnectionHost {
   becameIdle(connection: ClientConnection): void;
   /** The connection was just accepted: idle until its first bytes. */
   opened(connection: ClientConnection): void;
+  /** Our end was written: the sweep looks at it a head's time from now, and cuts it if the client has not closed. */
+  watchClose(connection: ClientConnection): void;
+  /** It holds a parser now: the sweep looks at it every tick (its head's time, parkParserIfQuiet) until it gives the parser back. */
+  watchParser(connection: ClientConnection): void;
   /** The connection began with the HTTP/2 preface: the socket is the h2 side's now, with what followed the preface. */
   switchToHttp2(connection: ClientConnection, rest: Buffer): void;
   readonly log: Logger;
@@ -231,6 +235,9 @@ export class ClientConnection implements IdleMember, ReadOwner {
     if (this.#faulted) return;
     this.#faulted = true;
     this.#ending = true;
+    // Only the client's close is awaited from here: at most a head's time (the sweep's).
+    this.idleSince = this.#host.now;
+    this.#host.watchClose(this);
     this.#host.reportFault(error);
     this.#reading.pause(PAUSED_FOR_ERROR);
     const requestBegun = this.headStartedAt > 0;
@@ -300,9 +307,18 @@ export class ClientConnection implements IdleMember, ReadOwner {
     if (this.#betweenMessages) this.#reader.park();
   }
 
-  /** The sweep's: parks the parser when nothing was read since the last sweep (idle, or an answer slow to come). */
-  parkParserIfQuiet(): void {
+  /**
+   * The sweep's, a tick after the parser was lent and every tick after: parks it when nothing was
+   * read since the last look (idle, or an answer slow to come). True while it still holds one
+   * (looked at again next tick: a head under way always has one, so its time is looked at too);
+   * false once it holds none, or never will give it back this way (detached, faulted: the parser
+   * goes at the close).
+   */
+  parkParserIfQuiet(): boolean {
     if (this.#betweenMessages) this.#reader.parkIfQuiet();
+    if (this.#reader.hasParser && !this.#detached && !this.#faulted) return true;
+    this.#flags &= ~FLAG.parserWatched;
+    return false;
   }
 
   get #betweenMessages(): boolean {
@@ -336,6 +352,11 @@ export class ClientConnection implements IdleMember, ReadOwner {
 
   /** The reader's (ReadOwner): what follows the parse of one read: an error answered, an upgrade's rest kept, the heads it completed started. */
   afterRead(result: number | ParseError): void {
+    // A read lends a parser: from now the sweep looks at it until it is given back (one bit, not a lookup, per read).
+    if ((this.#flags & FLAG.parserWatched) === 0 && this.#reader.hasParser) {
+      this.#flags |= FLAG.parserWatched;
+      this.#host.watchParser(this);
+    }
     if (isParseError(result)) {
       if (result.code === "HPE_PAUSED_H2_UPGRADE" && this.#switchedToHttp2(result)) return;
       this.#onParseError(result);
@@ -479,6 +500,9 @@ export class ClientConnection implements IdleMember, ReadOwner {
   }
 
   #end(): void {
+    // Again once the answer ended, for one answered before its body came: only from then is
+    // nothing but the client's close awaited (see the sweep's #closeDue).
+    this.#host.watchClose(this);
     if (this.#ending) return;
     this.#ending = true;
     this.idleSince = this.#host.now;
@@ -506,6 +530,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
     this.headStartedAt = 0;
     this.#ending = true;
     this.idleSince = this.#host.now;
+    this.#host.watchClose(this);
     if (this.socket.destroyed) return false;
     this.socket.end(answer, "latin1");
     return true;

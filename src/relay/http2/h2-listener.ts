@@ -16,6 +16,7 @@ import { scheduleConnectionAge } from "../connection-age.js";
 import { authorityIsValid } from "../../http/authority.js";
 import { LocalBodyReads } from "./local-body-reads.js";
 import { AdvanceBudget } from "../../h2-codec/advance-budget.js";
+import { CoarseDeadlines } from "../coarse-deadlines.js";
 
 /** The client connection preface (RFC 9113 §3.4): what llhttp stopped at, given back to the codec. */
 export const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -58,7 +59,7 @@ function stateClosed(this: StateSocket): void {
  * class, its handler methods on the prototype: an object of closures per connection was about
  * 1 KiB of an idle h2c connection's heap (a dozen closures, their contexts, a copied handler).
  */
-class ConnectionState implements IdleMember, H2ConnectionHandler {
+class ConnectionState implements IdleMember, H2ConnectionHandler, ReadCounter {
   readonly connection: H2Connection;
   /** When its last stream ended (0: it has streams). */
   idleSince: number;
@@ -73,7 +74,13 @@ class ConnectionState implements IdleMember, H2ConnectionHandler {
     now: number,
   ) {
     this.idleSince = now;
-    this.connection = connectionOnSocket(socket, this, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES, advanceBudget: listener.advanceBudget, reads: listener.garbage }, ignore);
+    this.connection = connectionOnSocket(socket, this, { role: "server", clock, maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: MAX_HEADER_LIST_BYTES, advanceBudget: listener.advanceBudget, reads: this }, ignore);
+  }
+
+  /** Every socket read (the codec's ReadCounter): counted for garbage, and one on a connection without streams is looked at by the next sweep. */
+  streamed(bytes: number): void {
+    this.listener.garbage.streamed(bytes);
+    this.listener.readArrived(this);
   }
 
   get idleKeepAlive(): boolean {
@@ -156,13 +163,20 @@ export class H2Listener {
   }
   #closing = false;
   #now = 0;
+  /**
+   * Connections the sweep looks at every tick: from a read while they had no stream (a head may
+   * be under way), while they have streams, until a look finds them idle and gives their buffers
+   * back. An idle connection is not in it: it has a place in the keep-alive deadlines only.
+   */
+  readonly #watched: CoarseDeadlines<ConnectionState>;
 
   /** `headTimeoutMs`: how long a stream's header block may take, as an HTTP/1.1 head. */
   readonly #limit: ConnectionLimit;
 
-  /** `limit` also holds the keep-alive deadlines, which the relay server's sweep ends for both protocols. */
-  constructor(parts: H2RoutingParts, headTimeoutMs: number, limit: ConnectionLimit) {
+  /** `limit` also holds the keep-alive deadlines, which the relay server's sweep ends for both protocols; `tickMs`: the sweep's period. */
+  constructor(parts: H2RoutingParts, headTimeoutMs: number, limit: ConnectionLimit, tickMs: number) {
     this.#parts = parts;
+    this.#watched = new CoarseDeadlines(tickMs);
     this.#limit = limit;
     this.#headTimeoutMs = headTimeoutMs;
     this.#bodyReads = new LocalBodyReads(headTimeoutMs, this.#reportFault);
@@ -197,6 +211,12 @@ export class H2Listener {
     state.cancelAge();
     this.#connections.delete(state);
     this.#limit.forget(state);
+    this.#watched.forget(state);
+  }
+
+  /** A read on `state`'s socket, before the codec takes it: with no stream open it may begin a head, so the sweep looks (one with streams is watched already). */
+  readArrived(state: ConnectionState): void {
+    if (state.connection.openStreams === 0 && !this.#watched.has(state)) this.#watched.start(state, this.#now);
   }
 
   /** Its connection's last stream ended: idle from now, for the sweep and the shedding order. */
@@ -267,31 +287,47 @@ export class H2Listener {
   /**
    * One tick of the relay's coarse clock: a connection whose header block has been unfinished for
    * the head timeout, while it has no other stream open, is ended (GOAWAY, then the close); a body
-   * read for a local answer for as long is ended too. The keep-alive time is the deadlines'
+   * read for a local answer for as long is ended too; one found idle gives its buffers back. Only
+   * the watched connections are looked at (see #watched). The keep-alive time is the deadlines'
    * (KeepAliveDeadlines, in the limit), ended by the relay server's sweep for both protocols.
+   * Returns how many connections it looked at.
    */
-  sweep(now: number): void {
+  sweep(now: number): number {
     this.#now = now;
     this.#bodyReads.sweep(now);
-    for (const state of this.#connections) {
-      const { connection } = state;
-      if (connection.closed) continue;
-      if (connection.openStreams === 0 && connection.headerBlockPending) {
-        if (state.headSince === 0) state.headSince = now;
-        else if (now - state.headSince >= this.#headTimeoutMs) {
-          connection.destroy(H2_ERROR.NO_ERROR);
-          state.socket.destroy();
-        }
-        continue;
+    return this.#watched.takeDue(now, (state) => {
+      try {
+        return this.#look(state, now);
+      } catch (error) {
+        this.#reportFault(error);
+        return false;
       }
-      state.headSince = 0;
-      if (connection.openStreams === 0) {
-        // Its streams ended without telling (a refusal before any): idle from now, in the deadlines.
-        if (state.idleSince === 0) this.becameIdle(state);
-        // Idle since the last sweep at least: a busy connection keeps its buffers between requests.
-        else connection.releaseIdleBuffers();
+    });
+  }
+
+  /** One watched connection's tick: true while it is to be looked at again. */
+  #look(state: ConnectionState, now: number): boolean {
+    const { connection } = state;
+    if (connection.closed) return false;
+    if (connection.openStreams === 0 && connection.headerBlockPending) {
+      if (state.headSince === 0) state.headSince = now;
+      else if (now - state.headSince >= this.#headTimeoutMs) {
+        connection.destroy(H2_ERROR.NO_ERROR);
+        state.socket.destroy();
+        return false;
       }
+      return true;
     }
+    state.headSince = 0;
+    if (connection.openStreams > 0) return true;
+    if (state.idleSince === 0) {
+      // Its streams ended without telling (a refusal before any): idle from now, in the deadlines;
+      // its buffers go at the next look, as for one that became idle between two.
+      this.becameIdle(state);
+      return true;
+    }
+    connection.releaseIdleBuffers();
+    return false;
   }
 }
 
