@@ -4,12 +4,11 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import t, { type Test } from "tap";
 import { NO_PROXY_OBSERVER } from "../../src/http/proxy-observer.js";
 import { openTunnel, TUNNEL_WAIT_BOUND } from "../../src/relay/http1/tunnel.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { heldAfterGc, mib } from "../helpers/held-memory.js";
 import { deferred } from "../helpers/test-doubles.js";
 
 /**
@@ -26,22 +25,6 @@ const OCTETS = 128 * 1024;
 const BOUND = 8 * 1024 * 1024;
 /** Octets sent while the far side reads, before the heap is first looked at: the code of both paths has run. */
 const WARM_UP = 16 * 1024;
-
-function collector(): () => void {
-  setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
-}
-const gc = collector();
-
-/** What the process holds after a full collection: V8's heap and the Buffers' memory outside it. */
-function heldAfterGc(): number {
-  gc();
-  gc();
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
-}
-
-const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 /** The octet at `index` of a stream: a pattern, so a lost, doubled or moved octet shows. */
 const octetAt = (index: number): number => index % 251;

@@ -5,13 +5,12 @@ import { connect, type Socket } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import t, { type Test } from "tap";
 import { startGatedUpstream } from "../helpers/gated-upstream.js";
 import { FLAG, FRAME, PREFACE, frame, headerBlock, settingsFrame } from "./http2/h2-frames.js";
 import { RawH2Client } from "./http2/h2-raw-client.js";
 import { startTestDaemon, type TestDaemon } from "../helpers/in-process-daemon.js";
+import { heldAfterGc, mib } from "../helpers/held-memory.js";
 import { closedPort } from "../helpers/test-doubles.js";
 
 /** 16 streams, each its whole initial window (65,535): the connection's window (1 MiB) holds them all. */
@@ -25,22 +24,6 @@ const HELD = STREAMS * OCTETS;
  */
 const BOUND = 3 * HELD + 1024 * 1024;
 const BOUND_MS = 30_000;
-
-function collector(): () => void {
-  setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
-}
-const gc = collector();
-
-/** What the process holds after a full collection: V8's heap and the Buffers' memory outside it. */
-function heldAfterGc(): number {
-  gc();
-  gc();
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
-}
-
-const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 /** A connection past its SETTINGS and the proxy's connection WINDOW_UPDATE (both come before the PING's ACK). */
 async function openSession(port: number): Promise<RawH2Client> {

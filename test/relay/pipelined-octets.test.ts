@@ -1,10 +1,9 @@
 // Memory follows octets, never requests within a read (issue 52, not fixed yet: a todo): one 64 KiB read of tiny pipelined GETs to an app that holds the first costs the proxy ~770 bytes of heap per request of 27 octets.
 import { connect, type Socket } from "node:net";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import t from "tap";
 import { startGatedUpstream } from "../helpers/gated-upstream.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { heldAfterGc } from "../helpers/held-memory.js";
 
 const CONNECTIONS = 16;
 const REQUEST = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -15,19 +14,6 @@ const PER_READ = Math.floor(65_536 / REQUEST.length);
  * Today each parsed request waits as its own transaction: ~28 MiB for these 16 reads.
  */
 const BOUND = 2 * CONNECTIONS * PER_READ * REQUEST.length + 4 * 1024 * 1024;
-
-function collector(): () => void {
-  setFlagsFromString("--expose-gc");
-  return runInNewContext("gc") as () => void;
-}
-const gc = collector();
-
-function heldAfterGc(): number {
-  gc();
-  gc();
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
-}
 
 t.test("one read of tiny pipelined GETs per connection, the first held by the app: held by octets (issue 52)", async (t) => {
   const app = await startGatedUpstream(t);
