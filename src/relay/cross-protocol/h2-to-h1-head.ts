@@ -13,11 +13,8 @@ import type { H2Request } from "../http2/h2-request.js";
  */
 export function http1RequestHead(request: H2Request, options: H2ForwardOptions): ForwardedHead {
   const out = headOctets;
-  out.begin();
-  out.put(request.method);
-  out.put(" ");
-  out.put(options.target);
-  out.put(" HTTP/1.1\r\nhost: ");
+  out.beginRequest(request.method, options.target);
+  out.put("host: ");
   out.put(request.authority ?? options.upstreamHost);
   out.put("\r\n");
   const forwarded = new ForwardedFields();

@@ -36,11 +36,7 @@ export function forwardedRequestHead(request: RequestHead, options: ForwardOptio
   const raw = request.headers;
   let listed = NO_LISTED_NAMES;
   const out = headOctets;
-  out.begin();
-  out.put(request.method);
-  out.put(" ");
-  out.put(options.target);
-  out.put(" HTTP/1.1\r\n");
+  out.beginRequest(request.method, options.target);
   const forwarded = new ForwardedFields();
   let host: string | undefined;
   /** The Host the client sent, whatever becomes of it: X-Forwarded-Host tells the app. */

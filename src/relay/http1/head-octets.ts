@@ -19,6 +19,15 @@ class HeadOctets {
     this.#at = 0;
   }
 
+  /** A request head to the app starts here: its request line, the same whichever protocol the client spoke. */
+  beginRequest(method: string, target: string): void {
+    this.#at = 0;
+    this.put(method);
+    this.put(" ");
+    this.put(target);
+    this.put(" HTTP/1.1\r\n");
+  }
+
   put(text: string): void {
     const length = text.length;
     let at = this.#at;
