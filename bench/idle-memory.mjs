@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { childPids, startListening, stop, waitForPort } from "./lib/processes.mjs";
+import { openIdleClients } from "./lib/open-idle-clients.mjs";
 import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -80,16 +81,8 @@ const TARGETS = {
   haproxy: haproxyConfig,
 };
 
-async function openIdle(count, protocol) {
-  const clients = spawn(NODE, [join(here, "lib/idle-clients.mjs"), String(PORTS.proxy), String(count), protocol], { stdio: ["pipe", "pipe", "inherit"] });
-  // Bounded: a target that cannot hold them all (HAProxy's maxconn follows the open-files limit) is reported, not waited for.
-  const ready = await new Promise((done) => {
-    const timer = setTimeout(() => done(false), OPEN_DEADLINE_MS);
-    clients.stdout.once("data", () => (clearTimeout(timer), done(true)));
-    clients.once("exit", () => (clearTimeout(timer), done(false)));
-  });
-  return { clients, ready };
-}
+// Bounded: a target that cannot hold them all (HAProxy's maxconn follows the open-files limit) is reported, not waited for.
+const openIdle = (count, protocol) => openIdleClients(NODE, PORTS.proxy, count, protocol, OPEN_DEADLINE_MS);
 
 async function measure(target, protocol, count) {
   if (spawnSync("sh", ["-c", `command -v ${target === "readiness-proxy" ? binary : target}`]).status !== 0) return { skipped: `${target} not found` };

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpuMicros, startListening, stop, waitForPort } from "./lib/processes.mjs";
+import { openIdleClients } from "./lib/open-idle-clients.mjs";
 import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -22,15 +23,7 @@ const SETTLE_MS = Number(option("settle", "5")) * 1000;
 const OPEN_DEADLINE_MS = 90_000;
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
-async function openIdle() {
-  const clients = spawn(NODE, [join(here, "lib/idle-clients.mjs"), String(PORTS.proxy), String(count), protocol], { stdio: ["pipe", "pipe", "inherit"] });
-  const ready = await new Promise((done) => {
-    const timer = setTimeout(() => done(false), OPEN_DEADLINE_MS);
-    clients.stdout.once("data", () => (clearTimeout(timer), done(true)));
-    clients.once("exit", () => (clearTimeout(timer), done(false)));
-  });
-  return { clients, ready };
-}
+const openIdle = () => openIdleClients(NODE, PORTS.proxy, count, protocol, OPEN_DEADLINE_MS);
 
 /** CPU ms per second of the proxy: with no client (the floor), then with `count` idle clients. */
 async function measure(binary) {
