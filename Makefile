@@ -112,7 +112,7 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 # also caps V8's young generation (--max-semi-space-size=2): with the relay, RssAnon after the
 # bench load was 24.3-28.3 MB (median 24.6) against 26.2-30.9 (median 28.8) with 4, and CPU per
 # request the same within the noise (48.0 against 48.6 µs median), three interleaved runs each.
-# No --expose-gc (src/http/stream-garbage.ts gets gc() at run time instead): V8 flags that change
+# No --expose-gc (src/relay/stream-garbage.ts gets gc() at run time instead): V8 flags that change
 # its flag hash make it reject the code cache Node ships for its own built-in modules, ~20 ms of
 # every start. (The semi-space cap does not; measured.)
 # --no-concurrent-recompilation: TurboFan compiles on the main thread. Its compile zones, made

@@ -1,6 +1,6 @@
 // The proxy's metrics (CONTRACT §9): counted in plain arrays on the hot path, handed to prom-client only when Prometheus scrapes.
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { ProxyObserver, UpstreamErrorReason } from "../http/proxy-observer.js";
+import type { ProxyObserver, UpstreamErrorReason } from "../relay/proxy-observer.js";
 import { LatencyHistogram } from "./latency-histogram.js";
 
 /** The `method` label's values: the standard methods, anything else `OTHER` (label values stay bounded). */

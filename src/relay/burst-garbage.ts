@@ -1,5 +1,5 @@
 // After a burst of connections ends, and for every thousand more while one arrives, one memory-reducing collection: V8 gives back the pages the burst's garbage filled, which a quiet relay otherwise keeps at its peak for good.
-import { exposeGc, type CollectGarbage } from "../http/stream-garbage.js";
+import { exposeGc, type CollectGarbage } from "./stream-garbage.js";
 
 /**
  * How far the relay's load (client connections and queued requests) must fall below its high

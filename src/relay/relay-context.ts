@@ -1,11 +1,11 @@
 // What every exchange of one relay shares, whatever protocols are on its two sides: the upstream's address facts, the error pages, the log and the observer.
 import type { Logger } from "pino";
 import type { ErrorResponder } from "../http/error-response.js";
-import type { ProxyErrorLog } from "../http/proxy-error-log.js";
-import type { ProxyObserver } from "../http/proxy-observer.js";
-import type { StreamGarbage } from "../http/stream-garbage.js";
+import type { ProxyErrorLog } from "./proxy-error-log.js";
+import type { ProxyObserver } from "./proxy-observer.js";
+import type { StreamGarbage } from "./stream-garbage.js";
 import type { AccessLog } from "../access-log/access-log.js";
-import type { InFlightRequests } from "../http/in-flight.js";
+import type { InFlightRequests } from "./in-flight.js";
 import type { ConcurrencyLimiter } from "../overload/concurrency-limiter.js";
 import type { StreamDeadlines } from "./stream-deadlines.js";
 

@@ -2,7 +2,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-/** gc() without starting node with --expose-gc (as src/http/stream-garbage.ts gets it). */
+/** gc() without starting node with --expose-gc (as src/relay/stream-garbage.ts gets it). */
 function collector(): () => void {
   setFlagsFromString("--expose-gc");
   return runInNewContext("gc") as () => void;

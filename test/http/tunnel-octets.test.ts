@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import t, { type Test } from "tap";
-import { NO_PROXY_OBSERVER } from "../../src/http/proxy-observer.js";
+import { NO_PROXY_OBSERVER } from "../../src/relay/proxy-observer.js";
 import { openTunnel, TUNNEL_WAIT_BOUND } from "../../src/relay/http1/tunnel.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { heldAfterGc, mib } from "../helpers/held-memory.js";

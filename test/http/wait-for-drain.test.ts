@@ -1,6 +1,6 @@
 // WaitForDrain (GET /wait-for-drain's answer): waits for a drain to begin (at most 5 s, injected here), its delay, and the requests in flight; never longer.
 import t from "tap";
-import { InFlightRequests } from "../../src/http/in-flight.js";
+import { InFlightRequests } from "../../src/relay/in-flight.js";
 import { DRAIN_BEGIN_WAIT_MS, WaitForDrain, type Timers } from "../../src/http/wait-for-drain.js";
 import { deferred, ManualTimers as BaseTimers } from "../helpers/test-doubles.js";
 

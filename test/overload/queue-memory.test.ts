@@ -7,7 +7,7 @@ import { ConcurrencyLimiter, type AdmissionWaiter } from "../../src/overload/con
 /** 10× the issue's 10,000: the heap moves by a few hundred KiB on its own under tap, so a bigger delta measures better. */
 const ENTRIES = 100_000;
 
-/** gc() without starting node with --expose-gc (as src/http/stream-garbage.ts gets it). */
+/** gc() without starting node with --expose-gc (as src/relay/stream-garbage.ts gets it). */
 function collector(): () => void {
   setFlagsFromString("--expose-gc");
   return runInNewContext("gc") as () => void;

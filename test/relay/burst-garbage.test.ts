@@ -1,7 +1,7 @@
 // The burst collections: one memory-reducing gc() per fall of COLLECT_AFTER_DROP below the high point and per rise of it above the low point, none for churn, gc() looked for once, and the real one callable.
 import t from "tap";
 import { BurstGarbage, COLLECT_AFTER_DROP } from "../../src/relay/burst-garbage.js";
-import type { CollectGarbage } from "../../src/http/stream-garbage.js";
+import type { CollectGarbage } from "../../src/relay/stream-garbage.js";
 
 function counting() {
   const calls: unknown[] = [];

@@ -1,7 +1,7 @@
 // The app's side of an exchange whose app speaks HTTP/1.1, whatever its client speaks: a connection of the pool, the head and body written (held until connected), the head's deadline, interim answers counted, a switch of protocol refused unless asked, a failure before the head a 502 or 504 (or sent again once), after it a cut.
 import type { Socket } from "node:net";
 import { withoutQuery } from "../../access-log/access-log.js";
-import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import { upstreamErrorReason } from "../proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
 import type { AppSide, AppUser } from "../app-side.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";

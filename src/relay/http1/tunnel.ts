@@ -1,6 +1,6 @@
 // A WebSocket after its 101: two sockets joined both ways, raw bytes, what waits for a side held by octets; each side's end or error closing the other; counted for --idle-timeout when it is on.
 import type { Socket } from "node:net";
-import type { ProxyObserver } from "../../http/proxy-observer.js";
+import type { ProxyObserver } from "../proxy-observer.js";
 import { faultAt, faultsArmed } from "../fault-injection.js";
 import { HeldOctets } from "../held-octets.js";
 

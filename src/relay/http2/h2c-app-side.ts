@@ -5,7 +5,7 @@ import type { H2cPool, H2cSessionUser } from "./h2c-pool.js";
 import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import { withoutQuery } from "../../access-log/access-log.js";
-import { upstreamErrorReason } from "../../http/proxy-observer.js";
+import { upstreamErrorReason } from "../proxy-observer.js";
 import type { RequestView } from "../../http/response-writer.js";
 import type { AppSide, AppUser } from "../app-side.js";
 import { withinBoundary } from "../fault-injection.js";

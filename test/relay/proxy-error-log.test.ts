@@ -1,6 +1,6 @@
 // The proxy-made error log under an outage: the first line at once, one summary per interval with the count held back, details at debug; a quiet window ends the episode.
 import t from "tap";
-import { ProxyErrorLog } from "../../src/http/proxy-error-log.js";
+import { ProxyErrorLog } from "../../src/relay/proxy-error-log.js";
 import { captureLog } from "../helpers/log-capture.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { send } from "../helpers/http-client.js";

@@ -1,6 +1,6 @@
 // InFlightRequests: settled() waits for exactly the requests begun before it, however many begin after.
 import t from "tap";
-import { InFlightRequests } from "../../src/http/in-flight.js";
+import { InFlightRequests } from "../../src/relay/in-flight.js";
 
 /** Whether `promise` has settled by the time queued microtasks have run. */
 async function isSettled(promise: Promise<void>): Promise<boolean> {

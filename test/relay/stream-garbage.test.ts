@@ -1,6 +1,6 @@
 // The streamed-body collector: one minor collection per 4 MiB of body, gc() obtained only when first due, and a real gc() without --expose-gc.
 import t from "tap";
-import { COLLECT_EVERY_BYTES, StreamGarbage, exposeGc } from "../../src/http/stream-garbage.js";
+import { COLLECT_EVERY_BYTES, StreamGarbage, exposeGc } from "../../src/relay/stream-garbage.js";
 
 t.test("one minor collection per COLLECT_EVERY_BYTES, counted across chunks", async (t) => {
   const calls: unknown[] = [];
