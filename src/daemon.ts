@@ -23,7 +23,7 @@ import { GrpcHealthService } from "./grpc-health/health-service.js";
 import { UpstreamPool } from "./relay/http1/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
 import { StreamDeadlines } from "./relay/stream-deadlines.js";
-import type { LocalH2Service } from "./relay/http2/h2-routing.js";
+import type { LocalH2Service } from "./relay/routing.js";
 import { givenListenerNames } from "./config/listener-specs.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import type { Clock } from "./readiness/cached-check.js";

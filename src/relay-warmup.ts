@@ -14,7 +14,7 @@ import { HttpHealthProbe } from "./readiness/http-health-probe.js";
 import { ConnectionLimit } from "./relay/connection-limit.js";
 import { UpstreamPool } from "./relay/http1/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
-import type { LocalH2Service, UpstreamProtocol } from "./relay/http2/h2-routing.js";
+import type { LocalH2Service, UpstreamProtocol } from "./relay/routing.js";
 import type { RelayContext } from "./relay/relay-context.js";
 import { RelayServer } from "./relay/relay-server.js";
 

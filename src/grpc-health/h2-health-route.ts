@@ -1,8 +1,8 @@
-// The gRPC health service on the h2 side: claims POST /grpc.health.v1.Health/{Check,Watch} for src/relay/http2/h2-routing.ts and answers through a GrpcResponder over the stream.
+// The gRPC health service on the h2 side: claims POST /grpc.health.v1.Health/{Check,Watch} for src/relay/routing.ts and answers through a GrpcResponder over the stream.
 import type { ClientStream } from "../relay/http2/client-stream.js";
 import type { StreamUser } from "../relay/http2/stream-port.js";
 import type { H2Request } from "../relay/http2/h2-request.js";
-import type { LocalH2Service } from "../relay/http2/h2-routing.js";
+import type { LocalH2Service } from "../relay/routing.js";
 import type { GrpcResponder } from "./grpc-responder.js";
 import { GRPC_CONTENT_TYPE, encodeGrpcMessage } from "../grpc/grpc-status.js";
 import { MAX_HEALTH_REQUEST_BYTES, healthMethodOf, type GrpcHealthService } from "./health-service.js";

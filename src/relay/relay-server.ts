@@ -1,27 +1,19 @@
-// The one listener: accepts connections, hands each request to a health answer or an exchange, sweeps slow heads and idle connections, closes for the drain.
+// The one listener: accepts connections, hands each request to the routing (routing.ts), sweeps slow heads and idle connections, closes for the drain.
 import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { DrainState } from "../http/drain-state.js";
 import type { HealthEndpoints } from "../http/health.js";
-import type { ResponseWriter } from "../http/response-writer.js";
-import { matchHealthPath } from "../http/health.js";
 import { ClientConnection, type ConnectionHost } from "./http1/client-connection.js";
 import type { Transaction } from "./http1/transaction.js";
-import { Exchange } from "./http1/exchange.js";
-import { relaysTransferCoding } from "./http1/forward-plan.js";
 import { faultAt } from "./fault-injection.js";
-import { LocalAnswer } from "./http1/local-answer.js";
 import type { RelayContext } from "./relay-context.js";
 import type { RequestHead } from "./http1/request-head.js";
 import { CLIENT_KEEP_ALIVE_SECONDS } from "./http1/response-head.js";
 import { H2Listener } from "./http2/h2-listener.js";
-import type { ForwardToHttp1, H2RoutingParts } from "./http2/h2-routing.js";
-import { H1ToH2cExchange } from "./cross-protocol/h1-to-h2c-exchange.js";
-import { H2ToH1Exchange } from "./cross-protocol/h2-to-h1-exchange.js";
+import { Router, type RoutingParts } from "./routing.js";
 import { ParserPool } from "./http1/parser-pool.js";
 import { AcceptGroup } from "./accept-group.js";
 import { BurstGarbage } from "./burst-garbage.js";
-import type { H2cPool } from "./http2/h2c-pool.js";
 import type { UpstreamPool } from "./http1/upstream-pool.js";
 import type { ConnectionLimit } from "./connection-limit.js";
 import { CoarseDeadlines } from "./coarse-deadlines.js";
@@ -45,26 +37,7 @@ export interface RelayServerParts {
   /** --max-connections: counts the listener's client connections, both protocols (CONTRACT §18). */
   readonly connectionLimit: ConnectionLimit;
   /** The h2 side's parts beyond health, context and the HTTP/1.1 app (CONTRACT §13). */
-  readonly http2: Omit<H2RoutingParts, "health" | "context" | "forwardToHttp1">;
-}
-
-const EMPTY = Buffer.alloc(0);
-
-function refuseHost(_request: RequestHead, writer: ResponseWriter, connection: ClientConnection): void {
-  connection.closeAfterAnswer();
-  writer.send(400, ["content-length", "0"], EMPTY);
-}
-
-/** node:http's continueExpression. */
-const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i;
-
-function refuseExpectation(_request: RequestHead, writer: ResponseWriter): void {
-  writer.send(417, ["content-length", "0"], EMPTY);
-}
-
-function refuseVersion(_request: RequestHead, writer: ResponseWriter, connection: ClientConnection): void {
-  connection.closeAfterAnswer();
-  writer.send(505, ["content-length", "0"], EMPTY);
+  readonly http2: Omit<RoutingParts, "health" | "context" | "upstreamPool">;
 }
 
 /** What the shutdown needs of the listener. */
@@ -87,8 +60,8 @@ export class RelayServer implements ConnectionHost, Listener {
   #sweeper: NodeJS.Timeout | undefined;
   /** Made at the first HTTP/2 connection. */
   #h2: H2Listener | undefined;
-  /** `--upstream-protocol h2c`: HTTP/1.1 requests go to the app over h2c too (upgrades stay HTTP/1.1). */
-  readonly #h2cForHttp1: H2cPool | undefined;
+  /** Where each request of either protocol goes. */
+  readonly #router: Router;
   /** Coarse time in ms, advanced by the sweep; starts at 1 so that 0 can mean "not set". */
   now = 1;
   /** The request parsers, lent to connections while they read. */
@@ -102,7 +75,7 @@ export class RelayServer implements ConnectionHost, Listener {
 
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
-    this.#h2cForHttp1 = parts.http2.upstreamProtocol === "h2c" ? parts.http2.h2cPool() : undefined;
+    this.#router = new Router({ health: parts.health, context: parts.context, upstreamPool: parts.upstreamPool, ...parts.http2 });
     this.sockets = new AcceptGroup((socket: Socket) => this.#accept(socket));
     this.sockets.first.on("listening", () => {
       this.#sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
@@ -122,41 +95,8 @@ export class RelayServer implements ConnectionHost, Listener {
   }
 
   transactionFor(request: RequestHead, connection: ClientConnection): Transaction {
-    const health = this.#parts.health;
-    // Only HTTP/1.x is relayed: llhttp reads 0.9 and 2.0 request lines, which must not go upstream as 1.1.
-    if (request.versionMajor !== 1) return new LocalAnswer(connection, request, refuseVersion);
-    // RFC 9112 §3.2: an HTTP/1.1 request names its Host exactly once (node:http's requireHostHeader
-    // covers the missing one); with two, the app and we could disagree on which is meant.
-    const hosts = request.count("host");
-    if (hosts > 1 || (hosts === 0 && request.versionMinor === 1)) return new LocalAnswer(connection, request, refuseHost);
-    // A coding we cannot relay goes to the exchange, which refuses it (501, then the close) before
-    // anything else is judged: a 417 or a health answer would keep such a connection reading on.
-    if (!relaysTransferCoding(request)) return this.#exchangeFor(request, connection);
-    // node:http's rule, before anything else is looked at: an HTTP/1.1 expectation other than
-    // 100-continue is a 417 (the connection stays open), for the health paths too; node:http
-    // hands upgrades and CONNECT to their own events, where no expectation is looked at.
-    if (request.versionMinor === 1 && !request.upgrade) {
-      const expectation = request.joined("expect");
-      if (expectation !== undefined && !CONTINUE_EXPECTATION.test(expectation)) return new LocalAnswer(connection, request, refuseExpectation);
-    }
-    const healthPath = matchHealthPath(request.method, request.url);
-    if (healthPath !== undefined && health.owns(healthPath)) {
-      return new LocalAnswer(connection, request, (own, writer) => health.answer(healthPath, own, writer));
-    }
-    return this.#exchangeFor(request, connection);
+    return this.#router.transactionFor(request, connection);
   }
-
-  /** A request for the app: relayed in the protocol it speaks. */
-  #exchangeFor(request: RequestHead, connection: ClientConnection): Transaction {
-    const context = this.#parts.context;
-    if (this.#h2cForHttp1 !== undefined && !request.upgrade) return new H1ToH2cExchange(context, this.#h2cForHttp1, connection, request);
-    return new Exchange(context, this.#parts.upstreamPool, connection, request);
-  }
-
-  /** An h2 stream to the HTTP/1.1 app: the two codecs are paired here, above both. */
-  readonly #forwardToHttp1: ForwardToHttp1 = (stream, request, remoteAddress, preRead, preReadEnded) => {
-    new H2ToH1Exchange(this.#parts.context, this.#parts.upstreamPool, stream, request, remoteAddress, preRead, preReadEnded).start();
-  };
 
   forget(connection: ClientConnection): void {
     this.#connections.delete(connection);
@@ -185,7 +125,7 @@ export class RelayServer implements ConnectionHost, Listener {
 
   switchToHttp2(connection: ClientConnection, rest: Buffer): void {
     this.forget(connection);
-    this.#h2 ??= new H2Listener({ health: this.#parts.health, context: this.#parts.context, forwardToHttp1: this.#forwardToHttp1, ...this.#parts.http2 }, HEADERS_TIMEOUT_MS, this.#parts.connectionLimit, SWEEP_INTERVAL_MS);
+    this.#h2 ??= new H2Listener({ context: this.#parts.context, router: this.#router }, HEADERS_TIMEOUT_MS, this.#parts.connectionLimit, SWEEP_INTERVAL_MS);
     this.#h2.accept(connection.socket, rest, this.now);
   }
 

@@ -10,7 +10,7 @@ import type { H2Stream } from "../../h2-codec/h2-stream.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { ClientStream } from "./client-stream.js";
 import { PORT_EVENTS } from "./stream-port.js";
-import { routeStream, type H2RoutingParts } from "./h2-routing.js";
+import type { RelayContext } from "../relay-context.js";
 import { H2Request } from "./h2-request.js";
 import { scheduleConnectionAge } from "../connection-age.js";
 import { authorityIsValid } from "../../http/authority.js";
@@ -146,9 +146,20 @@ class ConnectionState implements IdleMember, H2ConnectionHandler, ReadCounter {
   }
 }
 
+/** Where each stream goes (src/relay/routing.ts, above both codecs): declared here so that the h2 side needs nothing of HTTP/1.1's. */
+export interface StreamRouter {
+  /** Routes one stream; `bodyReads`: the listener's, for a local service's body. */
+  routeStream(stream: ClientStream, request: H2Request, remoteAddress: string | undefined, bodyReads: LocalBodyReads): void;
+}
+
+export interface H2ListenerParts {
+  readonly context: RelayContext;
+  readonly router: StreamRouter;
+}
+
 /** Owns every HTTP/2 client connection; the relay server forwards its drain and sweep here. */
 export class H2Listener {
-  readonly #parts: H2RoutingParts;
+  readonly #parts: H2ListenerParts;
   readonly #headTimeoutMs: number;
   readonly #connections = new Set<ConnectionState>();
   /** The one fault report every connection and stream port of this listener shares. */
@@ -174,7 +185,7 @@ export class H2Listener {
   readonly #limit: ConnectionLimit;
 
   /** `limit` also holds the keep-alive deadlines, which the relay server's sweep ends for both protocols; `tickMs`: the sweep's period. */
-  constructor(parts: H2RoutingParts, headTimeoutMs: number, limit: ConnectionLimit, tickMs: number) {
+  constructor(parts: H2ListenerParts, headTimeoutMs: number, limit: ConnectionLimit, tickMs: number) {
     this.#parts = parts;
     this.#watched = new CoarseDeadlines(tickMs);
     this.#limit = limit;
@@ -245,7 +256,7 @@ export class H2Listener {
     queueMicrotask(() => {
       if (client.closed) return;
       try {
-        routeStream(this.#parts, client, request, remoteAddress, this.#bodyReads);
+        this.#parts.router.routeStream(client, request, remoteAddress, this.#bodyReads);
         client.release();
       } catch (error) {
         // A defect of ours costs this stream, never the process.

@@ -1,10 +1,10 @@
 // The routing hook src/grpc/ plugs into: a local service reads a small body first, then answers itself or lets the stream go to the app untouched, body and all.
 import t from "tap";
-import { parseCommandLine } from "../../../src/cli.js";
-import { createDaemon } from "../../../src/daemon.js";
-import type { LocalH2Service } from "../../../src/relay/http2/h2-routing.js";
-import { h2Connect, h2Request, startH2Upstream } from "../../helpers/h2.js";
-import { captureLog } from "../../helpers/log-capture.js";
+import { parseCommandLine } from "../../src/cli.js";
+import { createDaemon } from "../../src/daemon.js";
+import type { LocalH2Service } from "../../src/relay/routing.js";
+import { h2Connect, h2Request, startH2Upstream } from "../helpers/h2.js";
+import { captureLog } from "../helpers/log-capture.js";
 
 t.test("a claimed stream is answered locally or forwarded with the body already read; gRPC calls are recognised", async (t) => {
   const app = await startH2Upstream(t);
