@@ -259,7 +259,7 @@ export function describeConfig(config: Config): Record<string, string | number |
     ...(config.appStartWaitMs > 0 && { appStartWait: formatDuration(config.appStartWaitMs), appStartWaitFatal: config.appStartWaitFatal }),
     ...(config.appStopSignal && { appStopSignal: config.appStopSignal }),
     ...(config.adminListen && { adminListen: formatListenAddress(config.adminListen) }),
-    ...(config.idleTimeoutMs > 0 && { idleTimeout: formatDuration(config.idleTimeoutMs) }),
+    ...(config.exchangeIdleTimeoutMs > 0 && { idleTimeout: formatDuration(config.exchangeIdleTimeoutMs) }),
     ...(config.maxRequestDurationMs > 0 && { maxRequestDuration: formatDuration(config.maxRequestDurationMs) }),
     ...(config.exitZeroOnStop && { exitZeroOnStop: true }),
     ...(config.upstreamConnectRetryMs > 0 && { upstreamConnectRetry: formatDuration(config.upstreamConnectRetryMs) }),

@@ -25,6 +25,7 @@ import { H2cPool } from "./relay/http2/h2c-pool.js";
 import { StreamDeadlines } from "./relay/stream-deadlines.js";
 import type { LocalH2Service } from "./relay/routing.js";
 import { givenListenerNames } from "./config/listener-specs.js";
+import { socketPathOf } from "./config/upstream-url.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
 import type { Clock } from "./readiness/cached-check.js";
 import { checkNames } from "./readiness/check-results.js";
@@ -111,6 +112,13 @@ export interface DaemonOptions {
 }
 
 /**
+ * How long a connection to the app may stay idle in either pool (not --idle-timeout, which ends a
+ * quiet exchange): below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close
+ * idle sockets first.
+ */
+const IDLE_APP_CONNECTION_MS = 4_000;
+
+/**
  * Builds the daemon without opening the listener, so the caller can install signal handlers
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
@@ -167,9 +175,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     errorLog.error("internal error", { err: error });
   };
   const pool = new UpstreamPool({
-    address: config.upstream.connectTarget,
-    // Below the usual upstream idle timeouts (Node 5 s, uvicorn 5 s), so we close idle sockets first.
-    idleTimeoutMs: 4_000,
+    address: config.upstream,
+    idleTimeoutMs: IDLE_APP_CONNECTION_MS,
     // The app's fault, not a client's: its connection is closed and nobody gets the bytes.
     onUnaskedBytes: () => log.debug("upstream sent bytes no request asked for; connection closed"),
     onFault: reportFault,
@@ -177,12 +184,12 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   // Made now, connected at its first stream only (our own codec's client side).
   // An app that accepts and never sends SETTINGS: its requests time out at their own head deadline
   // (which counts the connection's setup); the connection itself goes after 10 s at most.
-  const target = config.upstream.connectTarget;
+  const { upstream } = config;
   // One for the process: bodies streamed (HTTP/1.1) and h2 socket reads are counted together.
   const garbage = new StreamGarbage();
   const h2cPool = new H2cPool({
-    ...("path" in target ? { host: "localhost", port: 80, path: target.path } : target),
-    idleTimeoutMs: 4_000,
+    ...(upstream.kind === "unix" ? { host: "localhost", port: 80, path: upstream.path } : { host: upstream.host, port: upstream.port }),
+    idleTimeoutMs: IDLE_APP_CONNECTION_MS,
     settingsTimeoutMs: Math.min(config.responseHeaderTimeoutMs, 10_000),
     reportFault,
     garbage,
@@ -209,13 +216,13 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     timeoutMs: config.shutdownTimeoutMs,
   });
   const deadlines =
-    config.idleTimeoutMs > 0 || config.maxRequestDurationMs > 0
-      ? new StreamDeadlines({ idleMs: config.idleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault, ...(clock && { clock }) })
+    config.exchangeIdleTimeoutMs > 0 || config.maxRequestDurationMs > 0
+      ? new StreamDeadlines({ idleMs: config.exchangeIdleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault, ...(clock && { clock }) })
       : undefined;
   const health = new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config));
   const context: RelayContext = {
     pathPrefix: config.upstream.pathPrefix,
-    upstreamHost: new URL(config.upstream.origin).host,
+    upstreamHost: config.upstream.authority,
     responseHeaderTimeoutMs: config.responseHeaderTimeoutMs,
     errors,
     log,
@@ -353,7 +360,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
  */
 function probedChecks(config: Config): ProbedCheck[] {
   const timeoutMs = config.upstreamHealthTimeoutMs;
-  const upstream = upstreamCheck({ origin: config.upstream.origin, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs, socketPath: upstreamSocketPath(config) });
+  const upstream = upstreamCheck({ upstream: config.upstream, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs });
   return [
     ...config.requiredHttpChecks.map((spec) => httpCheck(spec, timeoutMs)),
     ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs)),
@@ -364,13 +371,7 @@ function probedChecks(config: Config): ProbedCheck[] {
 /** `/app-health` (CONTRACT §17): at --app-health-path, else the upstream check's path; off when neither is given. */
 function appHealth(config: Config): AppHealth | undefined {
   const path = config.appHealthPath ?? config.upstreamHealthPath;
-  return path === undefined ? undefined : new AppHealth({ origin: config.upstream.origin, path, timeoutMs: config.upstreamHealthTimeoutMs, socketPath: upstreamSocketPath(config) });
-}
-
-/** The app's unix socket with --upstream unix:<path>, which the app's own health is asked on too; undefined for a TCP upstream. */
-function upstreamSocketPath(config: Config): string | undefined {
-  const target = config.upstream.connectTarget;
-  return "path" in target ? target.path : undefined;
+  return path === undefined ? undefined : new AppHealth({ origin: config.upstream.origin, path, timeoutMs: config.upstreamHealthTimeoutMs, socketPath: socketPathOf(config.upstream) });
 }
 
 /**

@@ -142,9 +142,10 @@ class WarmUpParts {
       // The relay warmed: HTTP/1.1 to the first app, h2 to the second, as the daemon's protocol choice says.
       const relay = relayFor(context, options, appPort, grpcPort, [], options.upstreamProtocol);
       closers.push(relay.close);
-      const origin = `http://127.0.0.1:${(await relay.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port}`;
+      const port = (await relay.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port;
+      const origin = `http://127.0.0.1:${port}`;
       const http1 = Array.from({ length: CLIENTS }, () => new HttpHealthProbe({ origin, path: "/warm-up", timeoutMs: 2_000 }));
-      const grpc = Array.from({ length: CLIENTS }, () => new GrpcHealthProbe({ origin, service: "warm-up", timeoutMs: 2_000 }));
+      const grpc = Array.from({ length: CLIENTS }, () => new GrpcHealthProbe({ endpoint: { kind: "tcp", host: "127.0.0.1", port, authority: `127.0.0.1:${port}` }, service: "warm-up", timeoutMs: 2_000 }));
       closers.push(async () => {
         await Promise.all([...http1, ...grpc].map((probe) => probe.close()));
       });

@@ -66,7 +66,7 @@ export interface Config {
   /** The loopback admin listener (CONTRACT §14); undefined: off. */
   readonly adminListen: ListenAddress | undefined;
   /** An exchange whose answer has begun (or whose upload is under way) and that moves no byte for this long is ended (CONTRACT §15); 0: off. */
-  readonly idleTimeoutMs: number;
+  readonly exchangeIdleTimeoutMs: number;
   /** An exchange running longer is ended, 504 before the head (CONTRACT §15); 0: off. */
   readonly maxRequestDurationMs: number;
   /** A client connection older than this (less up to 10 % jitter) is closed gracefully (CONTRACT §15); 0: off. */

@@ -1,5 +1,6 @@
 // Parses --readiness-required-http <name>=<url> and --readiness-required-grpc <name>=<host:port>[/<service>] (CONTRACT §15) into check specs, or a usage error naming the input.
 import { usageError } from "../errors.js";
+import { tcpEndpointOf, type TcpEndpoint } from "./upstream-url.js";
 
 /** `--readiness-required-http <name>=<url>`, validated. */
 export interface HttpCheckSpec {
@@ -13,6 +14,8 @@ export interface GrpcCheckSpec {
   readonly name: string;
   /** `host:port` as given (an IPv6 host in brackets). */
   readonly address: string;
+  /** The address parsed once: where the probe connects, and its `:authority`. */
+  readonly endpoint: TcpEndpoint;
   /** `""` asks for the server as a whole. */
   readonly service: string;
 }
@@ -88,7 +91,7 @@ export function parseGrpcChecks(input: string, values: readonly string[]): GrpcC
     const port = Number(match?.[2]);
     if (!match || !(port >= 1 && port <= 65535)) throw usageError(input, "expected <name>=<host:port>[/<service>]", value);
     if (/[\s\x00-\x1f]/.test(service)) throw usageError(input, "expected a service name without spaces or control characters", value);
-    return { name, address, service };
+    return { name, address, endpoint: tcpEndpointOf(new URL(`http://${address}`)), service };
   });
   checkCountAndNames(input, specs);
   return specs;

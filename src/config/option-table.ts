@@ -310,7 +310,7 @@ export const OPTIONS = [
   },
   {
     kind: "value",
-    field: "idleTimeoutMs",
+    field: "exchangeIdleTimeoutMs",
     flag: "--idle-timeout <duration>",
     help: "end a proxied exchange that moves no byte either way for this long once its answer began (or while its upload runs); streams that keep moving live on; 0s: off",
     default: "0s",

@@ -8,19 +8,18 @@ import { frameMessage, isFramingError, unframeUnary } from "../grpc/message-fram
 import { WireFormatError } from "../grpc/protobuf-wire.js";
 import { VERSION } from "../version.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
+import type { Endpoint } from "../config/upstream-url.js";
 import type { H2Connection, H2ConnectionHandler } from "../h2-codec/h2-connection.js";
 import { connectionOnSocket } from "../h2-codec/socket-binding.js";
 import { fieldValue } from "../h2-codec/field-list.js";
 import { H2_ERROR } from "../h2-codec/codec-error.js";
 
 export interface GrpcHealthProbeOptions {
-  /** `http://host:port` of the server asked. */
-  readonly origin: string;
+  /** The server asked: where to connect (a host and port, or `--upstream unix:`'s socket), and its `:authority`. */
+  readonly endpoint: Endpoint;
   /** The service asked for; `""` is the server as a whole. */
   readonly service: string;
   readonly timeoutMs: number;
-  /** A unix socket's path to connect to instead of the origin's host and port (`--upstream unix:`). */
-  readonly socketPath?: string | undefined;
 }
 
 /** A health answer is a few bytes; more than the HTTP check's 10 KB is not one (grpc's RESOURCE_EXHAUSTED). */
@@ -58,8 +57,6 @@ export class GrpcHealthProbe implements HealthProbe {
   readonly #timeoutReason: string;
   readonly #body: Buffer;
   readonly #fields: readonly string[];
-  readonly #host: string;
-  readonly #port: number;
   #connection: H2Connection | undefined;
   #socket: Socket | undefined;
   /** The socket's own error (a refused connect is told there; the stream only hears the close). */
@@ -69,14 +66,11 @@ export class GrpcHealthProbe implements HealthProbe {
     this.#options = options;
     this.#timeoutReason = `timeout after ${formatDuration(options.timeoutMs)}`;
     this.#body = frameMessage(encodeHealthCheckRequest(options.service));
-    const origin = new URL(options.origin);
-    this.#host = origin.hostname.replace(/^\[|\]$/g, "");
-    this.#port = Number(origin.port || 80);
     this.#fields = [
       ":method", "POST",
       ":scheme", "http",
       ":path", HEALTH_CHECK_PATH,
-      ":authority", origin.host,
+      ":authority", options.endpoint.authority,
       "content-type", GRPC_CONTENT_TYPE,
       "te", "trailers",
       // The app may give up when we do (gRPC's deadline header, in milliseconds).
@@ -119,11 +113,11 @@ export class GrpcHealthProbe implements HealthProbe {
     if (current !== undefined && current.canOpenStream) return current;
     this.#drop(this.#socket);
     this.#socketError = undefined;
-    const { socketPath } = this.#options;
-    const socket = socketPath === undefined ? net.connect({ host: this.#host, port: this.#port }) : net.connect({ path: socketPath });
+    const { endpoint } = this.#options;
+    const socket = endpoint.kind === "tcp" ? net.connect({ host: endpoint.host, port: endpoint.port }) : net.connect({ path: endpoint.path });
     // The probe's connection never keeps the process alive: the listener does that.
     socket.unref();
-    if (socketPath === undefined) socket.setNoDelay(true);
+    if (endpoint.kind === "tcp") socket.setNoDelay(true);
     const connection = connectionOnSocket(socket, probeHandler(() => connection), { role: "client", clock: performance.now.bind(performance) }, (error) => {
       if (this.#socket === socket) this.#socketError = error;
     });

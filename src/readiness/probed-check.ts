@@ -4,6 +4,7 @@ import { GrpcHealthProbe } from "./grpc-health-probe.js";
 import { UPSTREAM_CHECK } from "./check-results.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 import type { GrpcCheckSpec, HttpCheckSpec } from "../config/named-check-specs.js";
+import { socketPathOf, type Upstream } from "../config/upstream-url.js";
 
 /** What a probed check's transition lines name: `path`, `url`, or `address` and `service`. */
 export type ProbeTarget = Readonly<Record<string, string>>;
@@ -26,23 +27,16 @@ export function grpcCheck(spec: GrpcCheckSpec, timeoutMs: number): ProbedCheck {
   return {
     name: spec.name,
     target: { address: spec.address, service: spec.service },
-    probe: new GrpcHealthProbe({ origin: `http://${spec.address}`, service: spec.service, timeoutMs }),
+    probe: new GrpcHealthProbe({ endpoint: spec.endpoint, service: spec.service, timeoutMs }),
   };
 }
 
 /** The app's own check (`upstream`): its health path on the upstream's origin (§3b), or its gRPC service (§13). */
-export function upstreamCheck(options: {
-  readonly origin: string;
-  readonly path?: string | undefined;
-  readonly service?: string | undefined;
-  readonly timeoutMs: number;
-  /** `--upstream unix:`: the app's socket. */
-  readonly socketPath?: string | undefined;
-}): ProbedCheck | undefined {
-  const { origin, path, service, timeoutMs, socketPath } = options;
-  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ origin, service, timeoutMs, socketPath }) };
+export function upstreamCheck(options: { readonly upstream: Upstream; readonly path?: string | undefined; readonly service?: string | undefined; readonly timeoutMs: number }): ProbedCheck | undefined {
+  const { upstream, path, service, timeoutMs } = options;
+  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ endpoint: upstream, service, timeoutMs }) };
   if (path === undefined) return undefined;
-  return { name: UPSTREAM_CHECK, target: { path }, probe: new HttpHealthProbe({ origin, path, timeoutMs, socketPath }) };
+  return { name: UPSTREAM_CHECK, target: { path }, probe: new HttpHealthProbe({ origin: upstream.origin, path, timeoutMs, socketPath: socketPathOf(upstream) }) };
 }
 
 /** A probe that throws is a failing probe: the endpoint is not known to be ready (no fail-open here). */

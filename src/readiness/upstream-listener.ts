@@ -10,9 +10,9 @@ export interface UpstreamListener {
   readonly hosts: readonly string[];
 }
 
-/** Where a loopback upstream host connects to, or undefined when its socket lives elsewhere (the socket tables cannot see it). */
-function loopbackHosts(hostname: string): readonly string[] | undefined {
-  const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+/** Where a loopback upstream host (as parsed: IPv6 without brackets) connects to, or undefined when its socket lives elsewhere (the socket tables cannot see it). */
+function loopbackHosts(parsedHost: string): readonly string[] | undefined {
+  const host = parsedHost.toLowerCase();
   if (host === "localhost") return ["127.0.0.1", "::1"];
   if (host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return [host];
   return undefined;
@@ -26,10 +26,9 @@ function loopbackHosts(hostname: string): readonly string[] | undefined {
 export function upstreamListener(options: { readonly upstream: Upstream; readonly mode: UpstreamListenerMode; readonly entrypointForm: boolean }): UpstreamListener | undefined {
   const { upstream, mode, entrypointForm } = options;
   // A unix socket upstream is required as a unix listener instead (see upstreamUnixListener).
-  if (mode === "off" || !entrypointForm || "path" in upstream.connectTarget) return undefined;
-  const url = new URL(upstream.origin);
-  const hosts = loopbackHosts(url.hostname);
-  return hosts && { port: Number(url.port || 80), hosts };
+  if (mode === "off" || !entrypointForm || upstream.kind === "unix") return undefined;
+  const hosts = loopbackHosts(upstream.host);
+  return hosts && { port: upstream.port, hosts };
 }
 
 /**
@@ -66,7 +65,7 @@ export function reachesUpstream(listener: UpstreamListener, address: string): bo
  */
 export function upstreamUnixListener(options: { readonly upstream: Upstream; readonly mode: UpstreamListenerMode; readonly entrypointForm: boolean }): RequiredListener | undefined {
   const { upstream, mode, entrypointForm } = options;
-  if (mode === "off" || !entrypointForm || !("path" in upstream.connectTarget)) return undefined;
-  const { path } = upstream.connectTarget;
+  if (mode === "off" || !entrypointForm || upstream.kind !== "unix") return undefined;
+  const { path } = upstream;
   return { kind: "unix", key: `unix:${path}`, path, name: defaultListenerName(`unix:${path}`) };
 }

@@ -10,7 +10,7 @@ const missing = grpcioMissing();
 if (missing) t.comment(`skipping the grpcio cases: ${missing}`);
 
 function probeOf(t: Test, port: number, service: string, timeoutMs = 1000): GrpcHealthProbe {
-  const probe = new GrpcHealthProbe({ origin: `http://127.0.0.1:${port}`, service, timeoutMs });
+  const probe = new GrpcHealthProbe({ endpoint: { kind: "tcp", host: "127.0.0.1", port, authority: `127.0.0.1:${port}` }, service, timeoutMs });
   t.teardown(() => probe.close());
   return probe;
 }

@@ -11,7 +11,7 @@ const GRPC_HEAD: HeaderField[] = [
 ];
 
 /** An app that reads the probe's first bytes, then writes `answer` (after its own SETTINGS). */
-async function hostileApp(t: Test, answer: () => Buffer[]): Promise<{ origin: string; connections: () => number; resets: [number, number][] }> {
+async function hostileApp(t: Test, answer: () => Buffer[]): Promise<{ port: number; connections: () => number; resets: [number, number][] }> {
   let connections = 0;
   const resets: [number, number][] = [];
   const server = net.createServer((socket) => {
@@ -32,7 +32,7 @@ async function hostileApp(t: Test, answer: () => Buffer[]): Promise<{ origin: st
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections, resets };
+  return { port: (server.address() as AddressInfo).port, connections: () => connections, resets };
 }
 
 /** `connection`: the answer ends the connection (the next probe opens a new one); `stream`: it costs that stream only (the connection is kept). */
@@ -71,7 +71,7 @@ for (const [name, answer, reason, scope] of cases) {
   t.test(`${name}: the probe says "${reason}"; ${scope === "connection" ? "the next probe opens a new connection" : "the connection is kept"}`, async (t) => {
     const app = await hostileApp(t, answer);
     // The app answers once per connection: a second probe on a kept connection meets its silence.
-    const probe = new GrpcHealthProbe({ origin: app.origin, service: "", timeoutMs: 500 });
+    const probe = new GrpcHealthProbe({ endpoint: { kind: "tcp", host: "127.0.0.1", port: app.port, authority: `127.0.0.1:${app.port}` }, service: "", timeoutMs: 500 });
     t.teardown(() => probe.close());
     t.match(await probe.probe(), { ok: false, reason });
     const second = await probe.probe();

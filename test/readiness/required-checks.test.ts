@@ -48,7 +48,7 @@ t.test("usage: each bad value is one line naming the flag or variable and the va
   });
   t.match(result, {
     action: "run",
-    config: { requiredHttpChecks: [{ name: "mesh", url: "http://127.0.0.1:15021/healthz/ready?full=1" }], requiredGrpcChecks: [{ name: "db", address: "[::1]:50051", service: "my.Db" }] },
+    config: { requiredHttpChecks: [{ name: "mesh", url: "http://127.0.0.1:15021/healthz/ready?full=1" }], requiredGrpcChecks: [{ name: "db", address: "[::1]:50051", endpoint: { kind: "tcp", host: "::1", port: 50051, authority: "[::1]:50051" }, service: "my.Db" }] },
   }, "the flag wins over its variable");
   t.match(run([], { READINESS_PROXY_REQUIRED_GRPC: "a=127.0.0.1:1, b=localhost:2/x" }).result, {
     config: { requiredGrpcChecks: [{ name: "a", address: "127.0.0.1:1", service: "" }, { name: "b", address: "localhost:2", service: "x" }] },

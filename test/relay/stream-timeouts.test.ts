@@ -59,9 +59,9 @@ t.test("the options: off by default, flag and env, a bad duration is one usage l
     const result = parseCommandLine(argv, env, { writeOut: () => {}, writeErr: (text) => (err += text) });
     return { result, err: err.trimEnd() };
   };
-  t.match(parse([]).result, { config: { idleTimeoutMs: 0, maxRequestDurationMs: 0, maxConnectionAgeMs: 0, maxConnectionAgeGraceMs: 30_000 } });
+  t.match(parse([]).result, { config: { exchangeIdleTimeoutMs: 0, maxRequestDurationMs: 0, maxConnectionAgeMs: 0, maxConnectionAgeGraceMs: 30_000 } });
   t.match(parse(["--idle-timeout", "3s", "--max-request-duration=1m30s"], { READINESS_PROXY_MAX_CONNECTION_AGE: "10m", READINESS_PROXY_MAX_CONNECTION_AGE_GRACE: "5s" }).result, {
-    config: { idleTimeoutMs: 3000, maxRequestDurationMs: 90_000, maxConnectionAgeMs: 600_000, maxConnectionAgeGraceMs: 5000 },
+    config: { exchangeIdleTimeoutMs: 3000, maxRequestDurationMs: 90_000, maxConnectionAgeMs: 600_000, maxConnectionAgeGraceMs: 5000 },
   });
   for (const [argv, env, line] of [
     [["--idle-timeout", "5"], {}, 'error: --idle-timeout: expected a duration like 500ms, 1s or 1m30s, got "5"'],
