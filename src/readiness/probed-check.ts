@@ -4,6 +4,7 @@ import { GrpcHealthProbe } from "./grpc-health-probe.js";
 import { UPSTREAM_CHECK } from "./check-results.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 import type { GrpcCheckSpec, HttpCheckSpec } from "../config/named-check-specs.js";
+import type { Timers } from "../timers.js";
 
 /** What a probed check's transition lines name: `path`, `url`, or `address` and `service`. */
 export type ProbeTarget = Readonly<Record<string, string>>;
@@ -21,12 +22,12 @@ export function httpCheck(spec: HttpCheckSpec, timeoutMs: number): ProbedCheck {
   return { name: spec.name, target: { url: spec.url }, probe: new HttpHealthProbe({ origin: url.origin, path: `${url.pathname}${url.search}`, timeoutMs }) };
 }
 
-/** A named gRPC check: grpc.health.v1 Check for the service over h2c, SERVING passes. */
-export function grpcCheck(spec: GrpcCheckSpec, timeoutMs: number): ProbedCheck {
+/** A named gRPC check: grpc.health.v1 Check for the service over h2c, SERVING passes; its timeout on `timers` (the runtime's by default). */
+export function grpcCheck(spec: GrpcCheckSpec, timeoutMs: number, timers?: Timers): ProbedCheck {
   return {
     name: spec.name,
     target: { address: spec.address, service: spec.service },
-    probe: new GrpcHealthProbe({ origin: `http://${spec.address}`, service: spec.service, timeoutMs }),
+    probe: new GrpcHealthProbe({ origin: `http://${spec.address}`, service: spec.service, timeoutMs, timers }),
   };
 }
 
@@ -38,9 +39,11 @@ export function upstreamCheck(options: {
   readonly timeoutMs: number;
   /** `--upstream unix:`: the app's socket. */
   readonly socketPath?: string | undefined;
+  /** The gRPC probe's timeout runs on these (the HTTP probe's is undici's too, on the runtime's). */
+  readonly timers?: Timers | undefined;
 }): ProbedCheck | undefined {
-  const { origin, path, service, timeoutMs, socketPath } = options;
-  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ origin, service, timeoutMs, socketPath }) };
+  const { origin, path, service, timeoutMs, socketPath, timers } = options;
+  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ origin, service, timeoutMs, socketPath, timers }) };
   if (path === undefined) return undefined;
   return { name: UPSTREAM_CHECK, target: { path }, probe: new HttpHealthProbe({ origin, path, timeoutMs, socketPath }) };
 }

@@ -6,6 +6,7 @@ import { createDaemon, type Daemon, type DaemonOptions, type MetricsFactory } fr
 import { metricsFactory } from "../../src/metrics/metrics.js";
 import type { TableReader } from "../../src/procfs/listener-scan.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
+import { ManualTimers } from "./test-doubles.js";
 
 export interface TestDaemon extends Daemon {
   readonly address: AddressInfo;
@@ -16,7 +17,7 @@ export interface TestDaemon extends Daemon {
 }
 
 /** Starts a daemon for `t` and stops it (listener and upstream pool) when `t` ends. */
-export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader, extra: Pick<DaemonOptions, "clock" | "warmUpBeforeReady"> = {}): Promise<TestDaemon> {
+export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader, extra: Pick<DaemonOptions, "timers" | "warmUpBeforeReady"> = {}): Promise<TestDaemon> {
   const commandLine = parseCommandLine(["--listen", "127.0.0.1:0", ...args], {}, { writeOut: () => {}, writeErr: (text) => t.comment(text) });
   if (commandLine.action !== "run") throw new Error(`arguments refused: ${args.join(" ")}`);
   const logs = captureLog();
@@ -32,9 +33,21 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
   const shutdownTimeoutMs = args.includes("--shutdown-timeout") ? config.shutdownTimeoutMs : 2_000;
   const daemon = createDaemon({ ...config, shutdownTimeoutMs }, { log: logs.log, readTable, metrics, ...extra });
   const address = await daemon.start();
+  const timers = extra.timers;
   t.teardown(async () => {
     daemon.server.closeAllConnections();
-    if (!daemon.shutdown.draining) await daemon.shutdown.run("teardown");
+    if (daemon.shutdown.draining) return;
+    const stopped = daemon.shutdown.run("teardown");
+    // On hand-moved timers the teardown moves them: the shutdown's grace and timeout run on them too.
+    if (timers instanceof ManualTimers) await driveUntil(stopped, timers, shutdownTimeoutMs + 1_000);
+    await stopped;
   });
   return { ...daemon, address, port: address.port, logs, metricsPort };
+}
+
+/** Moves `timers` 100 ms a step, letting I/O run between steps, until `promise` settles or `maxMs` has passed on them. */
+async function driveUntil(promise: Promise<unknown>, timers: ManualTimers, maxMs: number): Promise<void> {
+  let settled = false;
+  void promise.finally(() => (settled = true)).catch(() => {});
+  for (let moved = 0; !settled && moved <= maxMs; moved += 100) await timers.pass(100);
 }
