@@ -66,6 +66,11 @@ export class QueuedRequest implements QueueLinks<QueuedRequest> {
   cancel(): boolean {
     return this.#limiter.cancel(this);
   }
+
+  /** How long it has waited, on the limiter's clock (the one its enqueuedAt is on). */
+  get waitedMs(): number {
+    return this.#limiter.now() - this.enqueuedAt;
+  }
 }
 
 /**
@@ -102,6 +107,11 @@ export class ConcurrencyLimiter {
     this.#timers = options.timers ?? SYSTEM_TIMERS;
     this.#observer = options.observer ?? NO_OVERLOAD_OBSERVER;
     this.#onCallbackError = options.onCallbackError ?? rethrowLater;
+  }
+
+  /** The limiter's clock: the daemon's timers'. */
+  now(): number {
+    return this.#timers.now();
   }
 
   /** Slots taken: admitted requests not yet released. */
