@@ -39,15 +39,7 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
     if (daemon.shutdown.draining) return;
     const stopped = daemon.shutdown.run("teardown");
     // On hand-moved timers the teardown moves them: the shutdown's grace and timeout run on them too.
-    if (timers instanceof ManualTimers) await driveUntil(stopped, timers, shutdownTimeoutMs + 1_000);
-    await stopped;
+    await (timers instanceof ManualTimers ? timers.until(stopped, shutdownTimeoutMs + 1_000) : stopped);
   });
   return { ...daemon, address, port: address.port, logs, metricsPort };
-}
-
-/** Moves `timers` 100 ms a step, letting I/O run between steps, until `promise` settles or `maxMs` has passed on them. */
-async function driveUntil(promise: Promise<unknown>, timers: ManualTimers, maxMs: number): Promise<void> {
-  let settled = false;
-  void promise.finally(() => (settled = true)).catch(() => {});
-  for (let moved = 0; !settled && moved <= maxMs; moved += 100) await timers.pass(100);
 }

@@ -138,11 +138,23 @@ export class ManualTimers implements Timers {
 
   /** {@link advance}, in steps of at most `stepMs`, letting the I/O and promises a step set going settle before the next. */
   async pass(ms: number, stepMs = ms): Promise<void> {
-    for (let left = ms; left > 0; left -= stepMs) {
+    let left = ms;
+    do {
       this.advance(Math.min(stepMs, left));
+      left -= stepMs;
       await new Promise((resolve) => setImmediate(resolve));
-    }
-    if (ms === 0) this.advance(0);
+    } while (left > 0);
+  }
+
+  /** {@link pass} 100 ms a step until `promise` settles or `maxMs` have passed on the clock; resolves with it (or rejects as it does). */
+  async until<T>(promise: Promise<T>, maxMs: number): Promise<T> {
+    let settled = false;
+    promise.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    for (let moved = 0; !settled && moved < maxMs; moved += 100) await this.pass(100);
+    return promise;
   }
 
   #arm(run: () => void, ms: number, everyMs: number | undefined): ManualTimer {
