@@ -1,15 +1,7 @@
-// Small test doubles shared by the suites: a clock moved by hand, a promise resolved by hand, a port nothing listens on.
+// Small test doubles shared by the suites: the daemon's timers moved by hand, a promise resolved by hand, a port nothing listens on.
 import { readFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import type { Timers } from "../../src/timers.js";
-
-/** A Clock whose time only moves when a test moves it. */
-export class ManualClock {
-  time = 1000;
-  now(): number {
-    return this.time;
-  }
-}
 
 /** A promise with resolve and reject exposed, for ordering without sleeps. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
