@@ -27,7 +27,6 @@ import type { LocalH2Service } from "./relay/routing.js";
 import { givenListenerNames } from "./config/listener-specs.js";
 import { socketPathOf } from "./config/upstream-url.js";
 import { ListenerScanner, type TableReader } from "./procfs/listener-scan.js";
-import type { Clock } from "./readiness/cached-check.js";
 import { checkNames } from "./readiness/check-results.js";
 import { ReadinessCheck, type ReadinessObserver } from "./readiness/readiness-check.js";
 import { grpcCheck, httpCheck, upstreamCheck, type ProbedCheck } from "./readiness/probed-check.js";
@@ -43,6 +42,7 @@ import { MAINTENANCE_CHECK } from "./readiness/check-results.js";
 import type { RelayContext } from "./relay/relay-context.js";
 import { evaluate } from "./http/readyz-answers.js";
 import { warmUpRelay, type WarmUpOutcome } from "./relay-warmup.js";
+import { SYSTEM_TIMERS, type Timers } from "./timers.js";
 
 export interface Daemon {
   readonly server: RelayServer;
@@ -100,8 +100,14 @@ export interface DaemonOptions {
   readonly logWritten?: () => Promise<void>;
   /** Services answered on h2 before anything is forwarded (src/grpc/'s grpc.health.v1); none by default. */
   readonly localH2Services?: readonly LocalH2Service[];
-  /** The readiness cache's, the stream deadlines' and the warm-up's clock; tests advance one by hand to count runs per TTL, to time an exchange out or to end the warm-up. */
-  readonly clock?: Clock;
+  /**
+   * The daemon's clock and timers (src/timers.ts), the runtime's by default: the readiness cache,
+   * the warm-up, the stream deadlines, the listener's sweep (head and keep-alive timeouts),
+   * connection ages and their grace, the upstream pools, the queue's timeout, the gRPC probe's
+   * timeout and the shutdown run on them. Tests move them by hand (test/helpers/test-doubles.ts's
+   * ManualTimers), so no test waits for a timeout.
+   */
+  readonly timers?: Timers;
   /**
    * The whole shutdown as a signal starts it (main.ts's, which then exits), for the admin
    * listener's `POST /quitquitquit` (CONTRACT §17); without it, the shutdown runs and nothing exits.
@@ -123,7 +129,7 @@ const IDLE_APP_CONNECTION_MS = 4_000;
  * first (a SIGTERM right after `listening` must find them). Throws a usage error (exit 2) for
  * an unreadable --error-pages-dir.
  */
-export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], clock, requestStop, logWritten, warmUpBeforeReady = false }: DaemonOptions): Daemon {
+export function createDaemon(config: Config, { log, accessLog = log, readTable, metrics: createMetrics, localH2Services = [], timers = SYSTEM_TIMERS, requestStop, logWritten, warmUpBeforeReady = false }: DaemonOptions): Daemon {
   // The operator's switch (CONTRACT §14), only with the admin listener; a change is told to gRPC watchers at once.
   const maintenance = config.adminListen ? new MaintenanceMode({ log, onChange: () => grpcHealth.drainBegan() }) : undefined;
   // Set by the shutdown, read by /readyz, the server and the metrics; its start tells the gRPC watchers.
@@ -139,7 +145,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   const listenerNames = givenListenerNames(config.requiredListeners);
   const listenerKeys = [...requiredPorts, ...otherListeners.map((listener) => listener.key)];
   const scanKinds = [...new Set([...(requiredPorts.length > 0 ? ["tcp" as const] : []), ...otherListeners.map((listener) => listener.kind)])];
-  const probed = probedChecks(config);
+  const probed = probedChecks(config, timers);
   // --max-connections (CONTRACT §18): made before the metrics, which read its counts.
   const connectionLimit = new ConnectionLimit(config.maxConnections, log);
   const metrics = createMetrics?.({
@@ -157,7 +163,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     scanner: new ListenerScanner({ procRoot: config.procRoot, readTable, kinds: scanKinds, unixPaths: otherListeners.flatMap((listener) => (listener.kind === "unix" ? [listener.path] : [])) }),
     log,
     ttlMs: config.cacheTtlMs,
-    ...(clock && { clock }),
+    clock: timers,
     probed,
     warnAfterMs: config.warnAfterMs,
     thresholds: { failure: config.failureThreshold, success: config.successThreshold },
@@ -180,6 +186,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     // The app's fault, not a client's: its connection is closed and nobody gets the bytes.
     onUnaskedBytes: () => log.debug("upstream sent bytes no request asked for; connection closed"),
     onFault: reportFault,
+    timers,
   });
   // Made now, connected at its first stream only (our own codec's client side).
   // An app that accepts and never sends SETTINGS: its requests time out at their own head deadline
@@ -193,6 +200,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     settingsTimeoutMs: Math.min(config.responseHeaderTimeoutMs, 10_000),
     reportFault,
     garbage,
+    timers,
   });
   const limiter =
     config.maxConcurrency > 0
@@ -201,6 +209,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
           maxQueue: config.maxQueue,
           queueTimeoutMs: config.queueTimeoutMs,
           observer: metrics?.overload ?? NO_OVERLOAD_OBSERVER,
+          timers,
         })
       : undefined;
   const inFlight = new InFlightRequests();
@@ -217,7 +226,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
   });
   const deadlines =
     config.exchangeIdleTimeoutMs > 0 || config.maxRequestDurationMs > 0
-      ? new StreamDeadlines({ idleMs: config.exchangeIdleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault, ...(clock && { clock }) })
+      ? new StreamDeadlines({ idleMs: config.exchangeIdleTimeoutMs, maxDurationMs: config.maxRequestDurationMs, reportFault, timers })
       : undefined;
   const health = new HealthEndpoints(readiness, drain, errors, waitForDrain, appHealth(config));
   const context: RelayContext = {
@@ -237,6 +246,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     reportFault,
     inFlight,
     connectRetryMs: config.upstreamConnectRetryMs,
+    timers,
   };
   const server = new RelayServer({
     health,
@@ -257,6 +267,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     log,
     delayMs: config.shutdownDelayMs,
     timeoutMs: config.shutdownTimeoutMs,
+    timers,
     // Still queued when the time is up: the limiter's 503, not a reset (CONTRACT §10).
     onTimeout: () => limiter?.rejectQueued(),
     closeUpstream: async () => {
@@ -321,7 +332,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     const firstCheck = readiness.check();
     // While not ready (the app starting, or not listening yet), the relay warms its hot paths on a private copy; it stops once ready, so readiness is never later.
     // It only watches the answers: a check it started would be shared by the next /readyz, begun before the app listened (with a 0 s TTL, an answer older than the request).
-    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, ...(clock && { clock }), ready: async () => drain.draining || evaluate(readiness.latest() ?? (await firstCheck), drain).ready });
+    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, clock: timers, ready: async () => drain.draining || evaluate(readiness.latest() ?? (await firstCheck), drain).ready });
     if (app && config.appStartWaitMs > 0) await holdTheApp();
     await app?.start();
     return address;
@@ -358,12 +369,12 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
  * checks (each in the order given), then the app's own (`upstream`): the mesh agent's
  * readiness is a condition for traffic like a listener, the app's own health is nearest to it.
  */
-function probedChecks(config: Config): ProbedCheck[] {
+function probedChecks(config: Config, timers: Timers): ProbedCheck[] {
   const timeoutMs = config.upstreamHealthTimeoutMs;
-  const upstream = upstreamCheck({ upstream: config.upstream, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs });
+  const upstream = upstreamCheck({ upstream: config.upstream, path: config.upstreamHealthPath, service: config.upstreamGrpcService, timeoutMs, timers });
   return [
     ...config.requiredHttpChecks.map((spec) => httpCheck(spec, timeoutMs)),
-    ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs)),
+    ...config.requiredGrpcChecks.map((spec) => grpcCheck(spec, timeoutMs, timers)),
     ...(upstream ? [upstream] : []),
   ];
 }

@@ -8,7 +8,7 @@ import { InFlightRequests } from "./relay/in-flight.js";
 import { NO_PROXY_OBSERVER } from "./relay/proxy-observer.js";
 import { StreamResponder } from "./grpc-health/h2-health-route.js";
 import { framedHealthCheckResponse, SERVING_STATUS } from "./grpc/health-messages.js";
-import { systemClock, type Clock } from "./readiness/cached-check.js";
+import { SYSTEM_TIMERS, type Clock } from "./timers.js";
 import { GrpcHealthProbe } from "./readiness/grpc-health-probe.js";
 import { HttpHealthProbe } from "./readiness/http-health-probe.js";
 import { ConnectionLimit } from "./relay/connection-limit.js";
@@ -62,7 +62,7 @@ const HTTP1_ANSWER = Buffer.from(
  * would have without it). Everything it opens listens on 127.0.0.1 port 0 and is closed before it resolves.
  */
 export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome> {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? SYSTEM_TIMERS;
   const started = clock.now();
   const exchanges = options.exchanges ?? DEFAULT_EXCHANGES;
   const deadline = started + (options.maxMs ?? DEFAULT_MAX_MS);

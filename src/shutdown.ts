@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { DrainState } from "./http/drain-state.js";
 import type { Listener } from "./relay/relay-server.js";
+import { SYSTEM_TIMERS, type Timers } from "./timers.js";
 
 export interface ShutdownOptions {
   /** The flag /readyz and the server read; the shutdown sets it. */
@@ -19,6 +20,8 @@ export interface ShutdownOptions {
   readonly closeUpstream: () => Promise<void>;
   /** The last step, once nothing is in flight (the entrypoint form stops the app here). */
   readonly afterDrain?: (reason: string) => Promise<unknown>;
+  /** The daemon's clock and timers: the delay, the idle grace and the timeout run on them; the runtime's by default. */
+  readonly timers?: Timers;
 }
 
 export interface RunOptions {
@@ -32,14 +35,18 @@ export const IDLE_GRACE_MS = 1_000;
 /** Drives one shutdown, and the drain that may begin before it without a signal (CONTRACT §14's admin `POST /drain`). */
 export class GracefulShutdown implements DrainState {
   readonly #options: ShutdownOptions;
+  readonly #timers: Timers;
   /** Resolves when --shutdown-delay has passed since the drain began; undefined before it began. */
   #delayPassed: Promise<void> | undefined;
   #stopping = false;
+  /** Ends the delay's wait: a stop that skipped it (the app exited) must not be held by it. */
+  #cancelDelay = noop;
   readonly #began: Promise<void>;
   #onBegin!: () => void;
 
   constructor(options: ShutdownOptions) {
     this.#options = options;
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
     this.#began = new Promise((resolve) => (this.#onBegin = resolve));
   }
 
@@ -77,7 +84,7 @@ export class GracefulShutdown implements DrainState {
     const { drain, log, timeoutMs } = this.#options;
     drain.draining = true;
     log.info({ reason, shutdownDelayMs: delayMs, shutdownTimeoutMs: timeoutMs }, "draining");
-    this.#delayPassed = delayMs > 0 ? wait(delayMs) : Promise.resolve();
+    this.#delayPassed = delayMs > 0 ? new Promise((resolve) => (this.#cancelDelay = holdingTimeout(this.#timers, delayMs, resolve))) : Promise.resolve();
     this.#onBegin();
   }
 
@@ -90,6 +97,7 @@ export class GracefulShutdown implements DrainState {
    */
   async run(reason: string, { skipDelay = false }: RunOptions = {}): Promise<void> {
     const { server, log, timeoutMs } = this.#options;
+    const timers = this.#timers;
     this.#stopping = true;
     if (this.#delayPassed === undefined) this.#begin(reason, skipDelay ? 0 : this.#options.delayMs);
     if (!skipDelay) await this.#delayPassed;
@@ -99,17 +107,15 @@ export class GracefulShutdown implements DrainState {
     // `Connection: close`; what is still idle after it is closed.
     const closed = new Promise<void>((resolve) => server.close(resolve));
     // Cleared once the race is decided: a grace left pending held a stopped daemon's process open for its second.
-    let graceTimer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, Math.min(IDLE_GRACE_MS, timeoutMs))));
+    let cancelGrace = noop;
+    const graceOver = new Promise<void>((resolve) => (cancelGrace = holdingTimeout(timers, Math.min(IDLE_GRACE_MS, timeoutMs), resolve)));
     await Promise.race([closed, graceOver]);
-    clearTimeout(graceTimer);
+    cancelGrace();
     server.closeIdleConnections();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), timeoutMs);
-    });
+    let cancelTimeout = noop;
+    const timedOut = new Promise<boolean>((resolve) => (cancelTimeout = holdingTimeout(timers, timeoutMs, () => resolve(true))));
     const cutShort = await Promise.race([closed.then(() => false), timedOut]);
-    clearTimeout(timer);
+    cancelTimeout();
     if (cutShort) {
       log.warn({ shutdownTimeoutMs: timeoutMs }, "shutdown timeout reached; closing remaining connections");
       this.#options.onTimeout?.();
@@ -117,10 +123,29 @@ export class GracefulShutdown implements DrainState {
     }
     await this.#options.closeUpstream();
     await this.#options.afterDrain?.(reason);
+    this.#cancelDelay();
     log.info({ cutShort }, "stopped");
   }
 }
 
-function wait(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** The hold's period: it is there to be pending, never to fire. */
+const HOLD_MS = 2 ** 30;
+
+/**
+ * `run` after `ms` on `timers`; returns what cancels it. The daemon's timers never keep the
+ * process alive, but a shutdown's wait must (a drain's delay with nothing else open would end the
+ * process early): a runtime handle is held meanwhile, whatever clock times the wait.
+ */
+function holdingTimeout(timers: Timers, ms: number, run: () => void): () => void {
+  const hold = setInterval(noop, HOLD_MS);
+  const timer = timers.setTimeout(() => {
+    clearInterval(hold);
+    run();
+  }, ms);
+  return () => {
+    clearInterval(hold);
+    timers.clearTimeout(timer);
+  };
 }
+
+function noop(): void {}

@@ -1,6 +1,7 @@
 // At most `limit` requests in flight to the app, the rest in a bounded first-come-first-served queue with one timeout (CONTRACT §10).
 import { NO_OVERLOAD_OBSERVER, type OverloadObserver } from "./overload-observer.js";
 import { WaitQueue, type QueueLinks } from "./wait-queue.js";
+import { SYSTEM_TIMERS, type Timers } from "../timers.js";
 
 /**
  * The request behind a queued admission: told exactly once, later, how its wait ended, unless it
@@ -21,12 +22,6 @@ export interface AdmissionWaiter {
 /** What {@link ConcurrencyLimiter.acquire} decided: a slot now, a refusal now (queue full), or a place in the queue. */
 export type Admission = "admitted" | "rejected" | QueuedRequest;
 
-/** A timer API (setTimeout's shape), injected so tests move time by hand. */
-export interface LimiterTimers {
-  set(callback: () => void, ms: number): unknown;
-  clear(handle: unknown): void;
-}
-
 export interface LimiterOptions {
   /** Slots: requests in flight to the app at most (1 or more). */
   readonly limit: number;
@@ -34,10 +29,8 @@ export interface LimiterOptions {
   readonly maxQueue: number;
   /** The longest wait, above 0. */
   readonly queueTimeoutMs: number;
-  /** Milliseconds, monotonic; `performance.now()` by default. */
-  readonly clock?: { now(): number };
-  /** `setTimeout` (unref'd: the queue's timer alone never keeps the process alive) by default. */
-  readonly timers?: LimiterTimers;
+  /** The daemon's clock and timers (the queue's timer alone never keeps the process alive); the runtime's by default. */
+  readonly timers?: Timers;
   readonly observer?: OverloadObserver;
   /**
    * Where an exception thrown by a waiter's callback goes, once the limiter has finished its own
@@ -47,13 +40,6 @@ export interface LimiterOptions {
    */
   readonly onCallbackError?: (error: unknown) => void;
 }
-
-const SYSTEM_TIMERS: LimiterTimers = {
-  set: (callback, ms) => setTimeout(callback, ms).unref(),
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
-const SYSTEM_CLOCK = { now: () => performance.now() };
 
 function rethrowLater(error: unknown): void {
   queueMicrotask(() => {
@@ -80,6 +66,11 @@ export class QueuedRequest implements QueueLinks<QueuedRequest> {
   cancel(): boolean {
     return this.#limiter.cancel(this);
   }
+
+  /** How long it has waited, on the limiter's clock (the one its enqueuedAt is on). */
+  get waitedMs(): number {
+    return this.#limiter.now() - this.enqueuedAt;
+  }
 }
 
 /**
@@ -95,8 +86,7 @@ export class ConcurrencyLimiter {
   readonly limit: number;
   readonly maxQueue: number;
   readonly queueTimeoutMs: number;
-  readonly #clock: { now(): number };
-  readonly #timers: LimiterTimers;
+  readonly #timers: Timers;
   readonly #observer: OverloadObserver;
   readonly #onCallbackError: (error: unknown) => void;
   readonly #queue = new WaitQueue<QueuedRequest>();
@@ -114,10 +104,14 @@ export class ConcurrencyLimiter {
     this.limit = options.limit;
     this.maxQueue = options.maxQueue;
     this.queueTimeoutMs = options.queueTimeoutMs;
-    this.#clock = options.clock ?? SYSTEM_CLOCK;
     this.#timers = options.timers ?? SYSTEM_TIMERS;
     this.#observer = options.observer ?? NO_OVERLOAD_OBSERVER;
     this.#onCallbackError = options.onCallbackError ?? rethrowLater;
+  }
+
+  /** The limiter's clock: the daemon's timers'. */
+  now(): number {
+    return this.#timers.now();
   }
 
   /** Slots taken: admitted requests not yet released. */
@@ -147,7 +141,7 @@ export class ConcurrencyLimiter {
       this.#observer.rejected("queue_full");
       return "rejected";
     }
-    const now = this.#clock.now();
+    const now = this.#timers.now();
     const request = new QueuedRequest(this, waiter, now);
     this.#queue.push(request);
     this.#observer.queueLength(this.#queue.length);
@@ -174,7 +168,7 @@ export class ConcurrencyLimiter {
   cancel(request: QueuedRequest): boolean {
     if (!this.#queue.remove(request)) return false;
     this.#observer.queueLength(this.#queue.length);
-    this.#observer.queueWait((this.#clock.now() - request.enqueuedAt) / 1000);
+    this.#observer.queueWait((this.#timers.now() - request.enqueuedAt) / 1000);
     return true;
   }
 
@@ -184,11 +178,11 @@ export class ConcurrencyLimiter {
    */
   rejectQueued(): void {
     if (this.#timerArmed) {
-      this.#timers.clear(this.#timer);
+      this.#timers.clearTimeout(this.#timer);
       this.#timerArmed = false;
       this.#timer = undefined;
     }
-    const now = this.#clock.now();
+    const now = this.#timers.now();
     // Only those queued now: a callback that queues again cannot keep this loop going.
     for (let count = this.#queue.length; count > 0; count--) {
       const request = this.#queue.shift();
@@ -208,7 +202,7 @@ export class ConcurrencyLimiter {
         if (request === undefined) break;
         // Counted before the callback: whatever it does (release, acquire, throw), the counts are right.
         this.#inFlight++;
-        const waitedMs = this.#clock.now() - request.enqueuedAt;
+        const waitedMs = this.#timers.now() - request.enqueuedAt;
         this.#observer.queueLength(this.#queue.length);
         this.#observer.queueWait(waitedMs / 1000);
         try {
@@ -226,7 +220,7 @@ export class ConcurrencyLimiter {
   #expire(): void {
     this.#timerArmed = false;
     this.#timer = undefined;
-    const now = this.#clock.now();
+    const now = this.#timers.now();
     for (let head = this.#queue.head; head !== undefined && now - head.enqueuedAt >= this.queueTimeoutMs; head = this.#queue.head) {
       this.#queue.shift();
       this.#reject(head, now);
@@ -252,6 +246,6 @@ export class ConcurrencyLimiter {
     if (this.#timerArmed || head === undefined) return;
     this.#timerArmed = true;
     // At least 1 ms: a timer that fires a fraction early (timers round to whole milliseconds) is armed again, not spun on.
-    this.#timer = this.#timers.set(this.#onTimer, Math.max(1, Math.ceil(head.enqueuedAt + this.queueTimeoutMs - now)));
+    this.#timer = this.#timers.setTimeout(this.#onTimer, Math.max(1, Math.ceil(head.enqueuedAt + this.queueTimeoutMs - now)));
   }
 }

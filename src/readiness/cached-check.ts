@@ -1,11 +1,6 @@
 // Serves one check result to every caller for a TTL, with one shared in-flight run (single-flight).
 
-/** A source of the current time in milliseconds; tests pass a clock they advance by hand. */
-export interface Clock {
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => performance.now() };
+import { SYSTEM_TIMERS, type Clock } from "../timers.js";
 
 export interface CachedCheckOptions<T> {
   /** The expensive work; called at most once per TTL however many callers there are. */
@@ -34,7 +29,7 @@ export class CachedCheck<T> {
   constructor(options: CachedCheckOptions<T>) {
     this.#run = options.run;
     this.#ttlMs = options.ttlMs;
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock ?? SYSTEM_TIMERS;
   }
 
   /** The cached result if still fresh, without allocating a promise (the /readyz fast path). */

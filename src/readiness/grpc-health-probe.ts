@@ -7,6 +7,7 @@ import { HEALTH_CHECK_PATH, decodeHealthCheckResponse, encodeHealthCheckRequest,
 import { frameMessage, isFramingError, unframeUnary } from "../grpc/message-framing.js";
 import { WireFormatError } from "../grpc/protobuf-wire.js";
 import { VERSION } from "../version.js";
+import { SYSTEM_TIMERS, type Timers } from "../timers.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 import type { Endpoint } from "../config/upstream-url.js";
 import type { H2Connection, H2ConnectionHandler } from "../h2-codec/h2-connection.js";
@@ -20,6 +21,8 @@ export interface GrpcHealthProbeOptions {
   /** The service asked for; `""` is the server as a whole. */
   readonly service: string;
   readonly timeoutMs: number;
+  /** The daemon's clock and timers, for the probe's timeout; the runtime's by default. */
+  readonly timers?: Timers | undefined;
 }
 
 /** A health answer is a few bytes; more than the HTTP check's 10 KB is not one (grpc's RESOURCE_EXHAUSTED). */
@@ -81,17 +84,18 @@ export class GrpcHealthProbe implements HealthProbe {
 
   /** One Check. Never rejects, and settles within the timeout whatever the app or the connection does. */
   probe(): Promise<ProbeOutcome> {
+    const timers = this.#options.timers ?? SYSTEM_TIMERS;
     return new Promise((resolve) => {
       let settled = false;
       const settle = (outcome: ProbeOutcome) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        timers.clearTimeout(timer);
         resolve(outcome);
       };
       const connection = this.#currentConnection();
       const socket = this.#socket;
-      const timer = setTimeout(() => {
+      const timer = timers.setTimeout(() => {
         settle({ ok: false, reason: this.#timeoutReason, err: "timed out" });
         // A hung app or a connect that never completes: the next probe starts on a new connection.
         this.#drop(socket);

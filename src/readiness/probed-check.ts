@@ -5,6 +5,7 @@ import { UPSTREAM_CHECK } from "./check-results.js";
 import type { HealthProbe, ProbeOutcome } from "./health-probe.js";
 import type { GrpcCheckSpec, HttpCheckSpec } from "../config/named-check-specs.js";
 import { socketPathOf, type Upstream } from "../config/upstream-url.js";
+import type { Timers } from "../timers.js";
 
 /** What a probed check's transition lines name: `path`, `url`, or `address` and `service`. */
 export type ProbeTarget = Readonly<Record<string, string>>;
@@ -22,19 +23,26 @@ export function httpCheck(spec: HttpCheckSpec, timeoutMs: number): ProbedCheck {
   return { name: spec.name, target: { url: spec.url }, probe: new HttpHealthProbe({ origin: url.origin, path: `${url.pathname}${url.search}`, timeoutMs }) };
 }
 
-/** A named gRPC check: grpc.health.v1 Check for the service over h2c, SERVING passes. */
-export function grpcCheck(spec: GrpcCheckSpec, timeoutMs: number): ProbedCheck {
+/** A named gRPC check: grpc.health.v1 Check for the service over h2c, SERVING passes; its timeout on `timers` (the runtime's by default). */
+export function grpcCheck(spec: GrpcCheckSpec, timeoutMs: number, timers?: Timers): ProbedCheck {
   return {
     name: spec.name,
     target: { address: spec.address, service: spec.service },
-    probe: new GrpcHealthProbe({ endpoint: spec.endpoint, service: spec.service, timeoutMs }),
+    probe: new GrpcHealthProbe({ endpoint: spec.endpoint, service: spec.service, timeoutMs, timers }),
   };
 }
 
 /** The app's own check (`upstream`): its health path on the upstream's origin (§3b), or its gRPC service (§13). */
-export function upstreamCheck(options: { readonly upstream: Upstream; readonly path?: string | undefined; readonly service?: string | undefined; readonly timeoutMs: number }): ProbedCheck | undefined {
-  const { upstream, path, service, timeoutMs } = options;
-  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ endpoint: upstream, service, timeoutMs }) };
+export function upstreamCheck(options: {
+  readonly upstream: Upstream;
+  readonly path?: string | undefined;
+  readonly service?: string | undefined;
+  readonly timeoutMs: number;
+  /** The gRPC probe's timeout runs on these (the HTTP probe's is undici's too, on the runtime's). */
+  readonly timers?: Timers | undefined;
+}): ProbedCheck | undefined {
+  const { upstream, path, service, timeoutMs, timers } = options;
+  if (service !== undefined) return { name: UPSTREAM_CHECK, target: { service }, probe: new GrpcHealthProbe({ endpoint: upstream, service, timeoutMs, timers }) };
   if (path === undefined) return undefined;
   return { name: UPSTREAM_CHECK, target: { path }, probe: new HttpHealthProbe({ origin: upstream.origin, path, timeoutMs, socketPath: socketPathOf(upstream) }) };
 }

@@ -2,7 +2,8 @@
 import type { Logger } from "pino";
 import type { ListenerKey, RequiredListener } from "../config/listener-specs.js";
 import { TCP_TABLES, type ListenerScan, type SocketTable } from "../procfs/listener-scan.js";
-import { CachedCheck, systemClock, type Clock } from "./cached-check.js";
+import { CachedCheck } from "./cached-check.js";
+import { SYSTEM_TIMERS, type Clock } from "../timers.js";
 import { MAINTENANCE_CHECK, SHUTDOWN_CHECK, checkNames, listenerResults, type CheckResult, type ReadinessReport } from "./check-results.js";
 import { probeSafely, type ProbedCheck } from "./probed-check.js";
 import type { ProbeOutcome } from "./health-probe.js";
@@ -70,7 +71,7 @@ export class ReadinessCheck {
     const keys = [...requiredPorts, ...otherListeners.map((listener) => listener.key)];
     this.names = [...(options.maintenanceCheck ? [MAINTENANCE_CHECK] : []), ...checkNames(keys, probed.map((check) => check.name), options.listenerNames)];
     if (keys.length === 0 && probed.length === 0) return;
-    const clock = options.clock ?? systemClock;
+    const clock = options.clock ?? SYSTEM_TIMERS;
     const run = createRun(options, clock, this.names);
     this.#cache = new CachedCheck({ ttlMs: options.ttlMs, clock, run });
   }

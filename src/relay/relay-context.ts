@@ -8,6 +8,7 @@ import type { AccessLog } from "../access-log/access-log.js";
 import type { InFlightRequests } from "./in-flight.js";
 import type { ConcurrencyLimiter } from "../overload/concurrency-limiter.js";
 import type { StreamDeadlines } from "./stream-deadlines.js";
+import type { Timers } from "../timers.js";
 
 /** Built once per relay; exchanges read it and never change it. */
 export interface RelayContext {
@@ -38,6 +39,8 @@ export interface RelayContext {
   readonly reportFault: (error: unknown) => void;
   /** Proxied requests from admission to end: what a drain waits for (/wait-for-drain) and /status counts. */
   readonly inFlight: InFlightRequests;
+  /** The daemon's clock and timers: the listeners' sweep, connection ages and their grace run on them (tests move them by hand). */
+  readonly timers: Timers;
   /** --upstream-connect-retry in ms; 0: a refused connect is the 502 at once (CONTRACT §17). */
   readonly connectRetryMs?: number;
 }

@@ -17,6 +17,7 @@ import { BurstGarbage } from "./burst-garbage.js";
 import type { UpstreamPool } from "./http1/upstream-pool.js";
 import type { ConnectionLimit } from "./connection-limit.js";
 import { CoarseDeadlines } from "./coarse-deadlines.js";
+import type { Timers } from "../timers.js";
 
 /** Slow clients may not hold a socket open by dribbling headers (Go's ReadHeaderTimeout, same value). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -57,7 +58,7 @@ export class RelayServer implements ConnectionHost, Listener {
   readonly sockets: AcceptGroup;
   readonly #parts: RelayServerParts;
   readonly #connections = new Set<ClientConnection>();
-  #sweeper: NodeJS.Timeout | undefined;
+  #sweeper: unknown = undefined;
   /** Made at the first HTTP/2 connection. */
   #h2: H2Listener | undefined;
   /** Where each request of either protocol goes. */
@@ -78,12 +79,17 @@ export class RelayServer implements ConnectionHost, Listener {
     this.#router = new Router({ health: parts.health, context: parts.context, upstreamPool: parts.upstreamPool, ...parts.http2 });
     this.sockets = new AcceptGroup((socket: Socket) => this.#accept(socket));
     this.sockets.first.on("listening", () => {
-      this.#sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
+      this.#sweeper ??= this.timers.setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     });
   }
 
   get maxConnectionAgeMs(): number {
     return this.#parts.context.connectionAge?.maxAgeMs ?? 0;
+  }
+
+  /** The daemon's: the sweep's tick and the connections' ages. */
+  get timers(): Timers {
+    return this.#parts.context.timers;
   }
 
   get log(): Logger {
@@ -131,7 +137,8 @@ export class RelayServer implements ConnectionHost, Listener {
 
   close(done: () => void): void {
     this.sockets.close(() => {
-      clearInterval(this.#sweeper);
+      this.timers.clearInterval(this.#sweeper);
+      this.#sweeper = undefined;
       done();
     });
   }

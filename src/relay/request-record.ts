@@ -114,7 +114,7 @@ export class RequestRecord implements WatchedExchange {
   /** Its client left (or a fault ended it) while queued: it leaves the queue, and its line says how long it waited. */
   leftQueue(queued: QueuedRequest): void {
     queued.cancel();
-    this.refused(performance.now() - queued.enqueuedAt);
+    this.refused(queued.waitedMs);
   }
 
   /** Never sent on: refused by the limiter, or timed out in its queue after `queueMs`. */

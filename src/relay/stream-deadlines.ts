@@ -1,5 +1,5 @@
 // --idle-timeout and --max-request-duration (CONTRACT §15), once for both protocols: one coarse sweep over the exchanges in flight, reading counters they bump, never a timer per chunk.
-import type { Clock } from "../readiness/cached-check.js";
+import { SYSTEM_TIMERS, type Timers } from "../timers.js";
 
 /** Which rule ended an exchange: the access log's `timeout` and the metric's reason say it. */
 export type DeadlineKind = "idle" | "duration";
@@ -21,7 +21,8 @@ export interface StreamDeadlinesOptions {
   readonly idleMs: number;
   /** 0: off. */
   readonly maxDurationMs: number;
-  readonly clock?: Clock;
+  /** The daemon's clock and timers; the runtime's by default. */
+  readonly timers?: Timers;
   /** A fault in one exchange's ending is that exchange's, never the sweep's. */
   readonly reportFault: (error: unknown) => void;
 }
@@ -63,26 +64,27 @@ export function sweepIntervalMs(idleMs: number, maxDurationMs: number): number {
 export class StreamDeadlines {
   readonly #idleMs: number;
   readonly #maxDurationMs: number;
-  readonly #clock: Clock;
+  readonly #timers: Timers;
   readonly #reportFault: (error: unknown) => void;
   readonly #intervalMs: number;
   readonly #watched: Watch[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown = undefined;
+  readonly #sweep = (): void => this.sweep();
 
   constructor(options: StreamDeadlinesOptions) {
     this.#idleMs = options.idleMs;
     this.#maxDurationMs = options.maxDurationMs;
-    this.#clock = options.clock ?? { now: () => performance.now() };
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
     this.#reportFault = options.reportFault;
     this.#intervalMs = sweepIntervalMs(options.idleMs, options.maxDurationMs);
   }
 
   /** From the moment the request is sent on to the app; hand the Watch back to {@link unwatch}. */
   watch(exchange: WatchedExchange): Watch {
-    const watch = new Watch(exchange, this.#clock.now());
+    const watch = new Watch(exchange, this.#timers.now());
     watch.slot = this.#watched.length;
     this.#watched.push(watch);
-    this.#timer ??= setInterval(() => this.sweep(), this.#intervalMs).unref();
+    this.#timer ??= this.#timers.setInterval(this.#sweep, this.#intervalMs);
     return watch;
   }
 
@@ -102,19 +104,19 @@ export class StreamDeadlines {
   }
 
   /**
-   * One pass: each exchange past a limit is unwatched, then told. Tests call it with a
-   * hand-moved clock. The timer stops at the first pass that finds nothing watched, not at
+   * One pass: each exchange past a limit is unwatched, then told. Tests move the
+   * daemon's timers, which run it. The timer stops at the first pass that finds nothing watched, not at
    * each unwatch: one request after another on one connection would otherwise start and stop
    * an interval per request.
    */
   sweep(): void {
     const watched = this.#watched;
     if (watched.length === 0) {
-      if (this.#timer !== undefined) clearInterval(this.#timer);
+      if (this.#timer !== undefined) this.#timers.clearInterval(this.#timer);
       this.#timer = undefined;
       return;
     }
-    const now = this.#clock.now();
+    const now = this.#timers.now();
     // From the end: an unwatch moves the last watch into the freed slot, and that one was seen.
     for (let slot = watched.length - 1; slot >= 0; slot--) {
       const watch = watched[slot];

@@ -7,13 +7,13 @@ import { GRPC_STATUS } from "../../src/grpc/grpc-status.js";
 import { ReadinessCheck } from "../../src/readiness/readiness-check.js";
 import { captureLog } from "../helpers/log-capture.js";
 import { CountingScanner, ManualScheduler, RecordingResponder } from "../helpers/grpc-doubles.js";
-import { ManualClock } from "../helpers/test-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 const { SERVING, NOT_SERVING } = SERVING_STATUS;
 const TTL = 1000;
 
 function setUp(requiredPorts: number[] = [8000, 15008]) {
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const scanner = new CountingScanner();
   const scheduler = new ManualScheduler();
   const drain = { draining: false };

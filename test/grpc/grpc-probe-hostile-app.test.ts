@@ -2,6 +2,7 @@
 import net, { type AddressInfo } from "node:net";
 import t, { type Test } from "tap";
 import { GrpcHealthProbe } from "../../src/readiness/grpc-health-probe.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 import { FLAG, FRAME, FrameReader, frame, headerBlock, settingsFrame, type HeaderField } from "../relay/http2/h2-frames.js";
 
 const PUSH_PROMISE = 5;
@@ -71,10 +72,19 @@ for (const [name, answer, reason, scope] of cases) {
   t.test(`${name}: the probe says "${reason}"; ${scope === "connection" ? "the next probe opens a new connection" : "the connection is kept"}`, async (t) => {
     const app = await hostileApp(t, answer);
     // The app answers once per connection: a second probe on a kept connection meets its silence.
-    const probe = new GrpcHealthProbe({ endpoint: { kind: "tcp", host: "127.0.0.1", port: app.port, authority: `127.0.0.1:${app.port}` }, service: "", timeoutMs: 500 });
+    // Its timeout on hand-moved timers: the first answer never races it, and the second's silence times out at 500 ms exactly.
+    const timers = new ManualTimers();
+    const probe = new GrpcHealthProbe({ endpoint: { kind: "tcp", host: "127.0.0.1", port: app.port, authority: `127.0.0.1:${app.port}` }, service: "", timeoutMs: 500, timers });
     t.teardown(() => probe.close());
     t.match(await probe.probe(), { ok: false, reason });
-    const second = await probe.probe();
+    let settled = false;
+    const asked = probe.probe().finally(() => (settled = true));
+    if (scope === "stream") {
+      await timers.pass(499);
+      t.equal(settled, false, "499 ms of silence: no answer yet");
+      await timers.pass(1);
+    }
+    const second = await asked;
     if (scope === "connection") {
       t.match(second, { ok: false, reason }, "the same answer again, on a new connection");
       t.equal(app.connections(), 2);

@@ -6,6 +6,7 @@ import { createDaemon, type Daemon, type DaemonOptions, type MetricsFactory } fr
 import { metricsFactory } from "../../src/metrics/metrics.js";
 import type { TableReader } from "../../src/procfs/listener-scan.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
+import { ManualTimers } from "./test-doubles.js";
 
 export interface TestDaemon extends Daemon {
   readonly address: AddressInfo;
@@ -16,7 +17,7 @@ export interface TestDaemon extends Daemon {
 }
 
 /** Starts a daemon for `t` and stops it (listener and upstream pool) when `t` ends. */
-export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader, extra: Pick<DaemonOptions, "clock" | "warmUpBeforeReady"> = {}): Promise<TestDaemon> {
+export async function startTestDaemon(t: Test, args: string[], readTable?: TableReader, extra: Pick<DaemonOptions, "timers" | "warmUpBeforeReady"> = {}): Promise<TestDaemon> {
   const commandLine = parseCommandLine(["--listen", "127.0.0.1:0", ...args], {}, { writeOut: () => {}, writeErr: (text) => t.comment(text) });
   if (commandLine.action !== "run") throw new Error(`arguments refused: ${args.join(" ")}`);
   const logs = captureLog();
@@ -32,9 +33,13 @@ export async function startTestDaemon(t: Test, args: string[], readTable?: Table
   const shutdownTimeoutMs = args.includes("--shutdown-timeout") ? config.shutdownTimeoutMs : 2_000;
   const daemon = createDaemon({ ...config, shutdownTimeoutMs }, { log: logs.log, readTable, metrics, ...extra });
   const address = await daemon.start();
+  const timers = extra.timers;
   t.teardown(async () => {
     daemon.server.closeAllConnections();
-    if (!daemon.shutdown.draining) await daemon.shutdown.run("teardown");
+    if (daemon.shutdown.draining) return;
+    const stopped = daemon.shutdown.run("teardown");
+    // On hand-moved timers the teardown moves them: the shutdown's grace and timeout run on them too.
+    await (timers instanceof ManualTimers ? timers.until(stopped, shutdownTimeoutMs + 1_000) : stopped);
   });
   return { ...daemon, address, port: address.port, logs, metricsPort };
 }

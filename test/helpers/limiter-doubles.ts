@@ -1,46 +1,6 @@
-// Test doubles for the concurrency limiter: a clock and timers moved by hand, waiters and an observer that record every call.
-import type { AdmissionWaiter, LimiterTimers } from "../../src/overload/concurrency-limiter.js";
+// Test doubles for the concurrency limiter: waiters and an observer that record every call (its clock and timers: test-doubles.ts's ManualTimers).
+import type { AdmissionWaiter } from "../../src/overload/concurrency-limiter.js";
 import type { OverloadObserver, RejectReason } from "../../src/overload/overload-observer.js";
-
-interface ManualTimer {
-  readonly callback: () => void;
-  readonly at: number;
-}
-
-/** A clock and a timer API whose time moves only in advance(); timers fire in deadline order, each at its own time. */
-export class ManualTime implements LimiterTimers {
-  time = 0;
-  /** Timers armed and not yet fired or cleared. */
-  readonly armed: ManualTimer[] = [];
-  /** Every set() ever, with the delay asked for. */
-  readonly delays: number[] = [];
-  readonly clock = { now: () => this.time };
-
-  set(callback: () => void, ms: number): unknown {
-    const timer = { callback, at: this.time + ms };
-    this.armed.push(timer);
-    this.delays.push(ms);
-    return timer;
-  }
-
-  clear(handle: unknown): void {
-    const index = this.armed.indexOf(handle as ManualTimer);
-    if (index >= 0) this.armed.splice(index, 1);
-  }
-
-  /** Moves time forward by `ms`, firing every timer due on the way at its own time. */
-  advance(ms: number): void {
-    const target = this.time + ms;
-    for (;;) {
-      const due = this.armed.filter((timer) => timer.at <= target).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.armed.splice(this.armed.indexOf(due), 1);
-      this.time = Math.max(this.time, due.at);
-      due.callback();
-    }
-    this.time = target;
-  }
-}
 
 export type WaiterEvent = { readonly id: number; readonly event: "admitted" | RejectReason; readonly waitedMs: number };
 

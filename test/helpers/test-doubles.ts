@@ -1,14 +1,7 @@
-// Small test doubles shared by the suites: a clock moved by hand, a promise resolved by hand, a port nothing listens on.
+// Small test doubles shared by the suites: the daemon's timers moved by hand, a promise resolved by hand, a port nothing listens on.
 import { readFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
-
-/** A Clock whose time only moves when a test moves it. */
-export class ManualClock {
-  time = 1000;
-  now(): number {
-    return this.time;
-  }
-}
+import type { Timers } from "../../src/timers.js";
 
 /** A promise with resolve and reject exposed, for ordering without sleeps. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
@@ -70,11 +63,25 @@ export async function closedPort(): Promise<number> {
   }
 }
 
-/** Timers and a clock moved by hand: `advance` fires what has come due, in time order (for the Timers/clock interfaces of src/). */
-export class ManualTimers {
+/** One timer of {@link ManualTimers}: due at `at` (a test may move it), every `everyMs` again for an interval. */
+export interface ManualTimer {
+  at: number;
+  readonly run: () => void;
+  readonly everyMs: number | undefined;
+}
+
+/**
+ * src/timers.ts's Timers moved by hand: `advance(ms)` runs every timer due on the way, in time
+ * order (set order among equals), each with the clock at its own time, those set or re-armed on
+ * the way included. A timeout that must not fire before its deadline is asserted exactly: advance
+ * to a millisecond before, then one more.
+ */
+export class ManualTimers implements Timers {
   time: number;
-  #next = 1;
-  readonly #pending = new Map<number, { at: number; run: () => void }>();
+  /** Armed and not yet fired (a timeout) or cleared, in the order set. */
+  readonly armed: ManualTimer[] = [];
+  /** Every delay ever asked of setTimeout or setInterval, in order. */
+  readonly delays: number[] = [];
 
   constructor(start = 0) {
     this.time = start;
@@ -85,28 +92,68 @@ export class ManualTimers {
   }
 
   setTimeout(run: () => void, ms: number): unknown {
-    const id = this.#next++;
-    this.#pending.set(id, { at: this.time + ms, run });
-    return id;
+    return this.#arm(run, ms, undefined);
   }
 
   clearTimeout(handle: unknown): void {
-    this.#pending.delete(handle as number);
+    const index = this.armed.indexOf(handle as ManualTimer);
+    if (index >= 0) this.armed.splice(index, 1);
+  }
+
+  setInterval(run: () => void, ms: number): unknown {
+    return this.#arm(run, ms, Math.max(1, ms));
+  }
+
+  clearInterval(handle: unknown): void {
+    this.clearTimeout(handle);
   }
 
   /** How many timers are set and not yet fired or cleared. */
   get pending(): number {
-    return this.#pending.size;
+    return this.armed.length;
   }
 
-  /** Moves the clock by `ms`, firing every timer due by then. */
+  /** Moves the clock by `ms`, running every timer due by then at its own time. */
   advance(ms: number): void {
-    this.time += ms;
-    for (const [id, timer] of [...this.#pending].sort((a, b) => a[1].at - b[1].at)) {
-      if (timer.at > this.time || !this.#pending.has(id)) continue;
-      this.#pending.delete(id);
-      timer.run();
+    const target = this.time + ms;
+    for (;;) {
+      let due: ManualTimer | undefined;
+      for (const timer of this.armed) if (timer.at <= target && (due === undefined || timer.at < due.at)) due = timer;
+      if (due === undefined) break;
+      this.time = Math.max(this.time, due.at);
+      if (due.everyMs === undefined) this.armed.splice(this.armed.indexOf(due), 1);
+      else due.at += due.everyMs;
+      due.run();
     }
+    this.time = target;
+  }
+
+  /** {@link advance}, in steps of at most `stepMs`, letting the I/O and promises a step set going settle before the next. */
+  async pass(ms: number, stepMs = ms): Promise<void> {
+    let left = ms;
+    do {
+      this.advance(Math.min(stepMs, left));
+      left -= stepMs;
+      await new Promise((resolve) => setImmediate(resolve));
+    } while (left > 0);
+  }
+
+  /** {@link pass} 100 ms a step until `promise` settles or `maxMs` have passed on the clock; resolves with it (or rejects as it does). */
+  async until<T>(promise: Promise<T>, maxMs: number): Promise<T> {
+    let settled = false;
+    promise.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    for (let moved = 0; !settled && moved < maxMs; moved += 100) await this.pass(100);
+    return promise;
+  }
+
+  #arm(run: () => void, ms: number, everyMs: number | undefined): ManualTimer {
+    const timer = { at: this.time + Math.max(0, ms), run, everyMs };
+    this.armed.push(timer);
+    this.delays.push(ms);
+    return timer;
   }
 }
 

@@ -3,13 +3,13 @@ import { join } from "node:path";
 import t, { type Test } from "tap";
 import { send } from "../helpers/http-client.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
-import { closedPort } from "../helpers/test-doubles.js";
+import { closedPort, ManualTimers } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
 
 /** A daemon requiring 15008 over `fixture`, in front of an upstream whose /ready answers `status`. */
-async function setUp(t: Test, fixture: string, readyStatus: number, extraArgs: string[] = []) {
+async function setUp(t: Test, fixture: string, readyStatus: number, extraArgs: string[] = [], timers?: ManualTimers) {
   const upstream = await startUpstream(t);
   upstream.handle((req, res) => {
     res.statusCode = req.url === "/ready" ? readyStatus : 200;
@@ -21,7 +21,7 @@ async function setUp(t: Test, fixture: string, readyStatus: number, extraArgs: s
     "--readiness-required-listener", "15008",
     "--readiness-upstream-path", "/ready",
     ...extraArgs,
-  ]);
+  ], undefined, timers && { timers });
   return { upstream, daemon };
 }
 
@@ -103,10 +103,10 @@ t.test("an app that refuses: not ready, logged once", async (t) => {
 });
 
 t.test("while draining: failedChecks names shutdown, and ?exclude=shutdown reads the other checks", async (t) => {
-  // The delay long enough for the four requests below on a loaded machine.
-  const { daemon } = await setUp(t, "established-only", 200, ["--shutdown-delay", "2s"]);
+  // The delay on hand-moved timers: the four requests below come within it however loaded the machine.
+  const timers = new ManualTimers();
+  const { daemon } = await setUp(t, "established-only", 200, ["--shutdown-delay", "2s"], timers);
   const drained = daemon.shutdown.run("SIGTERM");
-  t.teardown(() => drained);
   const json = await send(daemon.port, "/readyz");
   t.equal(json.status, 503);
   t.equal(json.text(), '{"status":"not ready","missingListeners":[15008],"draining":true,"failedChecks":["listener-15008","shutdown"]}');
@@ -116,4 +116,5 @@ t.test("while draining: failedChecks names shutdown, and ?exclude=shutdown reads
     "[-]listener-15008 failed: not listening\n[+]upstream ok\n[+]shutdown excluded: ok\nreadyz check failed\n",
   );
   t.equal((await send(daemon.port, "/health")).status, 200, "liveness unchanged");
+  await timers.until(drained, 10_000);
 });

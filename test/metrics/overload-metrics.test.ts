@@ -7,7 +7,8 @@ import t from "tap";
 import { createMetrics } from "../../src/metrics/metrics.js";
 import { OverloadMetrics } from "../../src/metrics/overload-metrics.js";
 import { ConcurrencyLimiter, QueuedRequest } from "../../src/overload/concurrency-limiter.js";
-import { ManualTime, RecordingWaiter, type WaiterEvent } from "../helpers/limiter-doubles.js";
+import { RecordingWaiter, type WaiterEvent } from "../helpers/limiter-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 const hasPromtool = spawnSync("promtool", ["--version"]).status === 0;
 
@@ -35,9 +36,9 @@ t.test("from the first scrape: queue length 0, both reasons at 0, an empty histo
 
 t.test("a limiter under load reports exact values: waits of 0, of a wait, of a timeout, of a client that left; refusals by reason", async (t) => {
   const registry = new Registry();
-  const time = new ManualTime();
+  const time = new ManualTimers();
   const events: WaiterEvent[] = [];
-  const limiter = new ConcurrencyLimiter({ limit: 1, maxQueue: 2, queueTimeoutMs: 1_000, clock: time.clock, timers: time, observer: new OverloadMetrics(registry) });
+  const limiter = new ConcurrencyLimiter({ limit: 1, maxQueue: 2, queueTimeoutMs: 1_000, timers: time, observer: new OverloadMetrics(registry) });
   const waiter = (id: number) => new RecordingWaiter(id, events);
   t.equal(limiter.acquire(waiter(0)), "admitted"); // wait 0
   limiter.acquire(waiter(1)); // queued at 0

@@ -1,10 +1,11 @@
 // The concurrency limiter with a hand-moved clock and timers (no sleeps): FIFO, queue full, one timer for every timeout, cancel, rejectQueued, callbacks that throw or re-enter.
 import t from "tap";
 import { ConcurrencyLimiter, QueuedRequest, type LimiterOptions } from "../../src/overload/concurrency-limiter.js";
-import { ManualTime, RecordingObserver, RecordingWaiter, type WaiterEvent } from "../helpers/limiter-doubles.js";
+import { RecordingObserver, RecordingWaiter, type WaiterEvent } from "../helpers/limiter-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 function setup(options: Partial<LimiterOptions> = {}) {
-  const time = new ManualTime();
+  const time = new ManualTimers();
   const observer = new RecordingObserver();
   const events: WaiterEvent[] = [];
   const errors: unknown[] = [];
@@ -12,7 +13,6 @@ function setup(options: Partial<LimiterOptions> = {}) {
     limit: 2,
     maxQueue: 3,
     queueTimeoutMs: 10_000,
-    clock: time.clock,
     timers: time,
     observer,
     onCallbackError: (error) => errors.push(error),

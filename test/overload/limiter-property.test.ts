@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import t from "tap";
 import { ConcurrencyLimiter, QueuedRequest, type AdmissionWaiter } from "../../src/overload/concurrency-limiter.js";
-import { ManualTime } from "../helpers/limiter-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 /**
  * What a waiter does when admitted: keep its slot, give it back at once (a request that failed at
@@ -42,8 +42,8 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
 
 /** Runs one scenario against the limiter and a model of what it owes each request; throws on the first broken rule. */
 function check({ limit, maxQueue, queueTimeoutMs, steps }: Scenario): void {
-  const time = new ManualTime();
-  const limiter = new ConcurrencyLimiter({ limit, maxQueue, queueTimeoutMs, clock: time.clock, timers: time, onCallbackError: (error) => { throw error; } });
+  const time = new ManualTimers();
+  const limiter = new ConcurrencyLimiter({ limit, maxQueue, queueTimeoutMs, timers: time, onCallbackError: (error) => { throw error; } });
   /** Ids holding a slot, as the model sees it. */
   const holders: number[] = [];
   /** Ids waiting, with when they were queued and their handle. */

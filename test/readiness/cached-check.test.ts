@@ -1,10 +1,10 @@
 // Cache tests: injected clock, counted runs, deferred promises instead of sleeps.
 import t from "tap";
 import { CachedCheck } from "../../src/readiness/cached-check.js";
-import { ManualClock, deferred } from "../helpers/test-doubles.js";
+import { ManualTimers, deferred } from "../helpers/test-doubles.js";
 
 t.test("two calls within the TTL run once; after it, again and see the change", async (t) => {
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   let runs = 0;
   const check = new CachedCheck({ ttlMs: 1000, clock, run: async () => ++runs });
   t.equal(await check.get(), 1);
@@ -23,7 +23,7 @@ function gatedCheck() {
   const counter = { runs: 0 };
   const check = new CachedCheck({
     ttlMs: 1000,
-    clock: new ManualClock(),
+    clock: new ManualTimers(1000),
     run: () => {
       counter.runs++;
       return counter.runs === 1 ? gate.promise : Promise.resolve("second");
@@ -56,7 +56,7 @@ t.test("a run that throws synchronously clears the slot too", async (t) => {
   let runs = 0;
   const check = new CachedCheck<string>({
     ttlMs: 1000,
-    clock: new ManualClock(),
+    clock: new ManualTimers(1000),
     run: () => {
       runs++;
       if (runs === 1) throw new Error("sync boom");
@@ -69,7 +69,7 @@ t.test("a run that throws synchronously clears the slot too", async (t) => {
 });
 
 t.test("latest() is the last run's answer however old, and never runs", async (t) => {
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   let runs = 0;
   const check = new CachedCheck({ ttlMs: 0, clock, run: async () => ++runs });
   t.equal(check.latest(), undefined, "nothing before the first run settles");

@@ -7,7 +7,7 @@ import { CheckDamper } from "../../src/readiness/hysteresis.js";
 import { ReadinessCheck } from "../../src/readiness/readiness-check.js";
 import { LOG_MESSAGES } from "../../src/readiness/transitions.js";
 import { captureLog } from "../helpers/log-capture.js";
-import { ManualClock } from "../helpers/test-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 const TTL = 1000;
 const LIVE = { draining: false };
@@ -19,7 +19,7 @@ function seen(ports: number[], unreadable: SocketTable[] = []): ListenerScan {
 /** A check with one required port and the upstream probe, both scripted; each `run` is one fresh evaluation. */
 function setup(thresholds: { failure: number; success: number }) {
   const { log, records } = captureLog();
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const state = { scan: seen([15008]), outcome: { ok: true, status: 200 } as ProbeOutcome };
   const check = new ReadinessCheck({
     requiredPorts: [15008],

@@ -2,11 +2,11 @@
 import t from "tap";
 import { ReadinessCheck } from "../../src/readiness/readiness-check.js";
 import { captureLog } from "../helpers/log-capture.js";
-import { ManualClock } from "../helpers/test-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 t.test("maintenance on: the listeners are present, the line says other checks fail, naming maintenance first", async (t) => {
   const logs = captureLog();
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const drain = { draining: false, maintenance: true as boolean | undefined };
   const readiness = new ReadinessCheck({
     requiredPorts: [15008],

@@ -6,7 +6,7 @@ import { LOG_MESSAGES } from "../../src/readiness/transitions.js";
 import type { HealthProbe, ProbeOutcome } from "../../src/readiness/health-probe.js";
 import type { ProbedCheck } from "../../src/readiness/probed-check.js";
 import { captureLog } from "../helpers/log-capture.js";
-import { ManualClock, deferred } from "../helpers/test-doubles.js";
+import { ManualTimers, deferred } from "../helpers/test-doubles.js";
 
 class CountedScanner implements Scanner {
   calls = 0;
@@ -31,7 +31,7 @@ class ScriptedProbe implements HealthProbe {
 
 function setUp(options: { ports?: number[]; upstream?: boolean; named?: string[]; warnAfterMs?: number; observer?: ReadinessObserver } = {}) {
   const logs = captureLog();
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const scanner = new CountedScanner();
   const upstream = new ScriptedProbe();
   const named = new Map((options.named ?? []).map((name) => [name, new ScriptedProbe()]));

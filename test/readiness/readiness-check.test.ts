@@ -5,7 +5,7 @@ import { ListenerScanner, type ListenerScan, type SocketTable } from "../../src/
 import { ReadinessCheck, type Scanner } from "../../src/readiness/readiness-check.js";
 import { LOG_MESSAGES } from "../../src/readiness/transitions.js";
 import { captureLog } from "../helpers/log-capture.js";
-import { ManualClock } from "../helpers/test-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
 
@@ -44,7 +44,7 @@ t.test("each fixture logs exactly one state line, and the right one", async (t) 
   ];
   for (const [fixture, stateLine, warnedTables] of cases) {
     const { log, records } = captureLog();
-    const clock = new ManualClock();
+    const clock = new ManualTimers(1000);
     const check = new ReadinessCheck({
       requiredPorts: [15008],
       scanner: new ListenerScanner({ procRoot: join(fixtures, fixture) }),
@@ -66,7 +66,7 @@ t.test("each fixture logs exactly one state line, and the right one", async (t) 
 
 t.test("a sequence logs one line per transition", async (t) => {
   const { log, records } = captureLog();
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const scanner = new ScriptedScanner();
   const check = new ReadinessCheck({ requiredPorts: [443, 15008], scanner, log, ttlMs: 1000, clock });
   const steps: Array<[ListenerScan | Error, string, boolean]> = [
@@ -119,7 +119,7 @@ t.test("a sequence logs one line per transition", async (t) => {
 
 t.test("no line says reporting ready while another check or the drain keeps /readyz at 503", async (t) => {
   const { log, records } = captureLog();
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const scanner = new ScriptedScanner();
   const drain = { draining: false };
   let appOk = false;
@@ -165,7 +165,7 @@ t.test("no line says reporting ready while another check or the drain keeps /rea
 
 t.test("the upstream's own port counts only where the proxy reaches it, and the lines name where it does listen", async (t) => {
   const { log, records } = captureLog();
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const scanner = new ScriptedScanner();
   const check = new ReadinessCheck({ requiredPorts: [8000, 15008], scanner, log, ttlMs: 1000, clock, warnAfterMs: 2000, upstreamListener: { port: 8000, hosts: ["127.0.0.1"] } });
   const at = (sockets: Array<[number, string]>): ListenerScan => ({
@@ -198,7 +198,7 @@ t.test("the upstream's own port counts only where the proxy reaches it, and the 
 
 t.test("the cache bounds scans however many callers", async (t) => {
   const { log } = captureLog();
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const scanner = new ScriptedScanner();
   scanner.next = seen([15008]);
   const check = new ReadinessCheck({ requiredPorts: [15008], scanner, log, ttlMs: 1000, clock });

@@ -8,7 +8,7 @@ import { grpcioMissing, startGrpcApp, startGrpcClient } from "../helpers/grpc-ap
 import { send } from "../helpers/http-client.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { scrapeText, seriesValue } from "../helpers/scrape.js";
-import { ManualClock } from "../helpers/test-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const fixtures = join(import.meta.dirname, "../../proc-fixtures");
@@ -109,13 +109,13 @@ t.test("an HTTP and a gRPC check turn 503 and back with real peers: verbose, /re
 t.test("1,000 concurrent /readyz callers: one run of every check per TTL (counted at the peers)", { skip: grpcMissing }, async (t) => {
   const mesh = await startUpstream(t);
   const db = await startGrpcApp(t);
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const daemon = await startTestDaemon(
     t,
     // A probe timeout no loaded machine reaches: 1,000 connections arrive beside each probe, and a probe that timed out is a 503 cached for the TTL (seen: 1 s ran out in a CI run).
     ["--readiness-required-http", `mesh=${mesh.url}/ready`, "--readiness-required-grpc", `db=127.0.0.1:${db.port}`, "--readiness-cache-ttl", "1s", "--readiness-upstream-timeout", "30s"],
     undefined,
-    { clock },
+    { timers: clock },
   );
   const agent = new Agent({ keepAlive: true, maxSockets: 1000 });
   t.teardown(() => agent.destroy());

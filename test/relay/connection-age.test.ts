@@ -9,7 +9,7 @@ import { jitteredAgeMs } from "../../src/relay/connection-age.js";
 import { grpcioMissing, startGrpcApp, SYSTEM_PYTHON } from "../helpers/grpc-app.js";
 import { h2Connect, startH2Upstream } from "../helpers/h2.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
-import { deferred } from "../helpers/test-doubles.js";
+import { deferred, ManualTimers } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 const grpcMissing = grpcioMissing();
@@ -22,9 +22,11 @@ t.test("the jitter: up to 10 % below the maximum, never above", async (t) => {
 
 t.test("HTTP/1.1 keep-alive: an answer that comes after the age says Connection: close, and the next request gets a new connection", async (t) => {
   const upstream = await startUpstream(t);
-  // The app takes three times the age over its answer: the connection is busy when it ages.
-  upstream.handle((req, res) => (req.url === "/slow" ? setTimeout(() => res.end("slow"), 1500) : res.end("quick")));
-  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--max-connection-age", "500ms"]);
+  // The app holds its answer while the daemon's timers pass the age: the connection is busy when it ages.
+  const slowArrived = deferred<() => void>();
+  upstream.handle((req, res) => (req.url === "/slow" ? slowArrived.resolve(() => res.end("slow")) : res.end("quick")));
+  const timers = new ManualTimers();
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--max-connection-age", "500ms"], undefined, { timers });
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.teardown(() => agent.destroy());
   const sockets = new Set<unknown>();
@@ -39,7 +41,11 @@ t.test("HTTP/1.1 keep-alive: an answer that comes after the age says Connection:
       req.on("error", reject).end();
     });
   t.same(await get("/quick"), { connection: "keep-alive", body: "quick" }, "young: kept alive");
-  t.same(await get("/slow"), { connection: "close", body: "slow" }, "past the age: Connection: close on the answer");
+  const slow = get("/slow");
+  const answer = await slowArrived.promise;
+  timers.advance(500);
+  answer();
+  t.same(await slow, { connection: "close", body: "slow" }, "past the age: Connection: close on the answer");
   t.equal(sockets.size, 1, "both on the first connection");
   t.same(await get("/quick"), { connection: "keep-alive", body: "quick" });
   t.equal(sockets.size, 2, "then a new connection");
@@ -47,16 +53,31 @@ t.test("HTTP/1.1 keep-alive: an answer that comes after the age says Connection:
 
 t.test("HTTP/1.1: an idle keep-alive connection is closed at its age, not after the keep-alive time", async (t) => {
   const upstream = await startUpstream(t);
-  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--max-connection-age", "500ms"]);
+  const timers = new ManualTimers();
+  const daemon = await startTestDaemon(t, ["--upstream", upstream.url, "--max-connection-age", "500ms"], undefined, { timers });
   const socket = connect(daemon.port, "127.0.0.1");
-  const opened = performance.now();
   let received = "";
-  socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+  let answered = deferred();
+  socket.on("data", (chunk: Buffer) => {
+    received += chunk.toString();
+    if (received.endsWith("ok")) answered.resolve();
+  });
+  let ended = false;
+  const end = new Promise((resolve) => socket.on("end", resolve)).then(() => (ended = true));
   socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  await new Promise((resolve) => socket.on("end", resolve));
-  const elapsed = performance.now() - opened;
+  await answered.promise;
   t.match(received, /^HTTP\/1\.1 200 [^]*\r\nConnection: keep-alive\r\n[^]*ok$/i, "answered, kept alive");
-  t.ok(elapsed >= 450, `closed by the proxy at ${elapsed.toFixed(0)} ms`);
+  // Its age is 450 to 500 ms (the jitter): at 449 it still serves, kept alive.
+  timers.advance(449);
+  received = "";
+  answered = deferred();
+  socket.write("GET /again HTTP/1.1\r\nHost: x\r\n\r\n");
+  await answered.promise;
+  t.match(received, /^HTTP\/1\.1 200 [^]*\r\nConnection: keep-alive\r\n/i, "449 ms: young, kept alive");
+  t.equal(ended, false);
+  timers.advance(51);
+  await end;
+  t.pass("closed by the proxy at its age, long before the keep-alive time");
   socket.destroy();
 });
 
@@ -68,20 +89,31 @@ t.test("HTTP/2: GOAWAY at the age; a stream still open after the grace is reset,
     stream.respond({ ":status": 200 });
     stream.write("streaming");
   });
-  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--max-connection-age", "1s", "--max-connection-age-grace", "500ms"]);
+  const timers = new ManualTimers();
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--max-connection-age", "1s", "--max-connection-age-grace", "500ms"], undefined, { timers });
   const session = h2Connect(t, daemon.port);
-  const opened = performance.now();
-  const goaway = new Promise<{ code: number; at: number }>((resolve) => session.on("goaway", (code) => resolve({ code, at: performance.now() })));
+  let goneAway = false;
+  const goaway = new Promise<number>((resolve) => session.on("goaway", (code) => resolve(code))).finally(() => (goneAway = true));
   const stream = session.request({ ":path": "/long" });
-  stream.on("data", () => {});
+  const streaming = deferred();
+  stream.on("data", () => streaming.resolve());
   stream.on("error", () => {});
-  const streamClosed = new Promise<{ code: number; at: number }>((resolve) => stream.on("close", () => resolve({ code: stream.rstCode ?? -1, at: performance.now() })));
-  const away = await goaway;
-  t.equal(away.code, http2.constants.NGHTTP2_NO_ERROR, "GOAWAY NO_ERROR");
-  t.ok(away.at - opened >= 850, `GOAWAY at ${(away.at - opened).toFixed(0)} ms`);
-  const closed = await streamClosed;
-  t.equal(closed.code, http2.constants.NGHTTP2_CANCEL, "the stream open past the grace: RST_STREAM CANCEL");
-  t.ok(closed.at - away.at >= 450, `reset ${(closed.at - away.at).toFixed(0)} ms after the GOAWAY`);
+  let streamOpen = true;
+  const streamClosed = new Promise<number>((resolve) => stream.on("close", () => resolve(stream.rstCode ?? -1))).finally(() => (streamOpen = false));
+  await streaming.promise;
+  // A PING's answer: the client has read everything the proxy wrote before it.
+  const pinged = () => new Promise<void>((resolve) => session.ping(() => resolve()));
+  // The age is 900 to 1,000 ms (the jitter), the grace 500 ms after the GOAWAY.
+  timers.advance(899);
+  await pinged();
+  t.equal(goneAway, false, "899 ms: no GOAWAY yet");
+  timers.advance(101);
+  t.equal(await goaway, http2.constants.NGHTTP2_NO_ERROR, "GOAWAY NO_ERROR by 1 s");
+  timers.advance(399);
+  await pinged();
+  t.equal(streamOpen, true, "the stream is open within the grace");
+  timers.advance(101);
+  t.equal(await streamClosed, http2.constants.NGHTTP2_CANCEL, "the stream open past the grace: RST_STREAM CANCEL");
   t.equal(await appReset.promise, http2.constants.NGHTTP2_CANCEL, "the app's stream reset too");
   await new Promise((resolve) => (session.closed ? resolve(undefined) : session.on("close", resolve)));
   t.pass("the connection closed");

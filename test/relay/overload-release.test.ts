@@ -6,7 +6,7 @@ import { send } from "../helpers/http-client.js";
 import { startGatedUpstream } from "../helpers/gated-upstream.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
 import { scrapeText, seriesValue, untilSeries } from "../helpers/scrape.js";
-import { deferred } from "../helpers/test-doubles.js";
+import { deferred, ManualTimers } from "../helpers/test-doubles.js";
 
 const QUEUE_LENGTH = "readiness_proxy_queue_length";
 const NEVER = "30s";
@@ -90,7 +90,8 @@ t.test("drain with a queue: SIGTERM, then the queued requests are still served a
 
 t.test("drain with a queue that outlasts the shutdown timeout: the still-queued get 503 overloaded, not a reset", async (t) => {
   const app = await startGatedUpstream(t);
-  const daemon = await startTestDaemon(t, limitOfOne(app.url, "--shutdown-timeout", "300ms"));
+  const timers = new ManualTimers();
+  const daemon = await startTestDaemon(t, limitOfOne(app.url, "--shutdown-timeout", "300ms"), undefined, { timers });
   const held = send(daemon.port, "/held").then(
     (reply) => `answered ${reply.status}`,
     (error: NodeJS.ErrnoException) => `cut: ${error.code}`,
@@ -100,8 +101,17 @@ t.test("drain with a queue that outlasts the shutdown timeout: the still-queued 
   await untilSeries(daemon.metricsPort!, QUEUE_LENGTH, 1);
   queued.push(send(daemon.port, "/queued-2", { headers: { accept: "text/html" } }));
   await untilSeries(daemon.metricsPort!, QUEUE_LENGTH, 2);
-  // The app never answers: the shutdown timeout (300 ms, after an idle grace as long) runs out.
-  await daemon.shutdown.run("SIGTERM");
+  // The app never answers: the shutdown timeout (300 ms, after an idle grace as long) runs out, not before.
+  const drained = daemon.shutdown.run("SIGTERM");
+  let answered = 0;
+  for (const reply of queued) void reply.finally(() => answered++).catch(() => {});
+  await timers.pass(0);
+  await timers.pass(300);
+  await timers.pass(299);
+  t.equal(answered, 0, "299 ms into the shutdown timeout: still queued");
+  t.notOk(daemon.logs.messages().includes("stopped"), "and the shutdown still waits");
+  await timers.pass(1);
+  await drained;
   const [json, page] = await Promise.all(queued);
   t.equal(json!.status, 503);
   t.equal(json!.headers["retry-after"], "1");

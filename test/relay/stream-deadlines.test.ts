@@ -1,7 +1,7 @@
 // The deadlines' rule over a hand-moved clock: quiet for the idle time ends an exchange (never earlier), moving bytes keep it alive, the head wait and tunnels are exempt where the contract says, one timer only while watching.
 import t from "tap";
 import { StreamDeadlines, sweepIntervalMs, type DeadlineKind, type WatchedExchange } from "../../src/relay/stream-deadlines.js";
-import { ManualClock } from "../helpers/test-doubles.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 class FakeExchange implements WatchedExchange {
   activity = 0;
@@ -14,9 +14,9 @@ class FakeExchange implements WatchedExchange {
 }
 
 function setUp(idleMs: number, maxDurationMs: number) {
-  const clock = new ManualClock();
+  const clock = new ManualTimers(1000);
   const faults: unknown[] = [];
-  const deadlines = new StreamDeadlines({ idleMs, maxDurationMs, clock, reportFault: (error) => faults.push(error) });
+  const deadlines = new StreamDeadlines({ idleMs, maxDurationMs, timers: clock, reportFault: (error) => faults.push(error) });
   /** Advances the clock by `ms` in sweeps of `step`. */
   const pass = (ms: number, step = 100) => {
     for (let done = 0; done < ms; done += step) {

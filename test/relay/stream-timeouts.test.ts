@@ -7,7 +7,7 @@ import { parseCommandLine } from "../../src/cli.js";
 import { h2Connect, startH2Upstream } from "../helpers/h2.js";
 import { startTestDaemon, type TestDaemon } from "../helpers/in-process-daemon.js";
 import { scrapeText, seriesValue, untilSeries } from "../helpers/scrape.js";
-import { deferred, ManualClock } from "../helpers/test-doubles.js";
+import { deferred, ManualTimers } from "../helpers/test-doubles.js";
 import { startUpstream } from "../helpers/upstream.js";
 
 /** What the daemon recorded about a request ended by a deadline: the throttled warn line, its access line, the metric. */
@@ -42,12 +42,12 @@ function streamFrom(port: number, path: string, onChunk: (text: string) => void 
 
 const ARGS = ["--access-log", "--metrics-listen", "127.0.0.1:0"];
 
-/** A daemon on a hand-moved clock, and `pass(ms)`: that much time goes by, then one sweep of the deadlines (which ends what is due at once). */
+/** A daemon on hand-moved timers, and `pass(ms)`: that much time goes by (its timers run on the way), then one sweep of the deadlines (which ends what is due at once). */
 async function daemonOnClock(t: Test, args: string[]) {
-  const clock = new ManualClock();
-  const daemon = await startTestDaemon(t, [...args, ...ARGS], undefined, { clock });
+  const timers = new ManualTimers(1000);
+  const daemon = await startTestDaemon(t, [...args, ...ARGS], undefined, { timers });
   const pass = (ms: number) => {
-    clock.time += ms;
+    timers.advance(ms);
     daemon.deadlines!.sweep();
   };
   return { daemon, pass };

@@ -3,14 +3,14 @@ import t from "tap";
 import type { TableReader } from "../../src/procfs/listener-scan.js";
 import { send } from "../helpers/http-client.js";
 import { startTestDaemon } from "../helpers/in-process-daemon.js";
+import { ManualTimers } from "../helpers/test-doubles.js";
 
 const HEADER = "  sl  local_address rem_address   st\n";
 const LISTENING_15008 = "   0: 0100007F:3AA0 00000000:0000 0A\n";
 
 /** The daemon's clock, 500 ms on at each read: the warm-up's 5 s bound runs out after a few of its rounds (the warm-up reads it once a round, as does each readiness answer it looks at), not after 4,000 real exchanges of each protocol. */
-class SteppingClock {
-  time = 1000;
-  now(): number {
+class SteppingClock extends ManualTimers {
+  override now(): number {
     return (this.time += 500);
   }
 }
@@ -22,7 +22,7 @@ t.test("a warm-up that runs to its end with nobody asking reads the tables once 
     reads++;
     onChunk(Buffer.from(HEADER + (listening ? LISTENING_15008 : "")));
   };
-  const daemon = await startTestDaemon(t, ["--readiness-required-listener", "15008", "--readiness-cache-ttl", "0s"], readTable, { warmUpBeforeReady: true, clock: new SteppingClock() });
+  const daemon = await startTestDaemon(t, ["--readiness-required-listener", "15008", "--readiness-cache-ttl", "0s"], readTable, { warmUpBeforeReady: true, timers: new SteppingClock(1000) });
   const outcome = await daemon.warmUp;
   t.match(outcome, { stoppedBy: /^(done|time)$/ }, "nobody said ready");
   t.ok(outcome!.http1 > 0 && outcome!.grpc > 0, `it ran: ${JSON.stringify(outcome)}`);

@@ -11,6 +11,7 @@ import { faultAt } from "../fault-injection.js";
 import { abandonAll, type Transaction } from "./transaction.js";
 import { headTimeoutAnswer, internalErrorAnswer, parseErrorAnswer, speaksNeitherProtocol } from "./connection-refusals.js";
 import { scheduleConnectionAge } from "../connection-age.js";
+import type { Timers } from "../../timers.js";
 import type { IdleMember } from "../keep-alive-deadlines.js";
 import { peerAddressOf } from "../peer-address.js";
 
@@ -35,6 +36,8 @@ export interface ConnectionHost {
   readonly draining: boolean;
   /** The coarse clock the server's sweep advances (ms). */
   readonly now: number;
+  /** The daemon's timers, for the connection's age. */
+  readonly timers: Timers;
   /** --max-connection-age in ms; 0: connections live as long as keep-alive lets them. */
   readonly maxConnectionAgeMs: number;
   /** Where the connection's parser is lent from while it reads. */
@@ -100,7 +103,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
     socket.on("end", ClientConnection.#socketEnded);
     socket.on("error", destroySocket);
     socket.on("close", ClientConnection.#socketClosed);
-    this.#cancelAge = host.maxConnectionAgeMs > 0 ? scheduleConnectionAge(host.maxConnectionAgeMs, () => this.#contained(this.#aged)) : noAge;
+    this.#cancelAge = host.maxConnectionAgeMs > 0 ? scheduleConnectionAge(host.timers, host.maxConnectionAgeMs, () => this.#contained(this.#aged)) : noAge;
     // Nothing sent yet: idle, the newest.
     host.opened(this);
   }

@@ -1,6 +1,7 @@
 // Keep-alive connections to the one upstream: the most recently used idle one first, idle ones closed before the app's own idle timeout.
 import { faultAt } from "../fault-injection.js";
 import { UpstreamConnection, type UpstreamAddress, type UpstreamOwner } from "./upstream-connection.js";
+import { SYSTEM_TIMERS, type Timers } from "../../timers.js";
 
 export interface UpstreamPoolOptions {
   readonly address: UpstreamAddress;
@@ -13,6 +14,8 @@ export interface UpstreamPoolOptions {
   readonly onUnaskedBytes?: () => void;
   /** A defect of ours on a connection no exchange held (closed for it). */
   readonly onFault?: (error: unknown) => void;
+  /** The daemon's clock and timers: idle times and the idle sweep; the runtime's by default. */
+  readonly timers?: Timers;
 }
 
 /**
@@ -46,13 +49,15 @@ export class UpstreamPool {
   readonly #onFault: ((error: unknown) => void) | undefined;
   readonly #idle: UpstreamConnection[] = [];
   readonly #all = new Set<UpstreamConnection>();
-  #sweeper: NodeJS.Timeout | undefined;
+  #sweeper: unknown = undefined;
+  readonly #timers: Timers;
 
   constructor(options: UpstreamPoolOptions) {
     this.#address = options.address;
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#onUnaskedBytes = options.onUnaskedBytes;
     this.#onFault = options.onFault;
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
   }
 
   /**
@@ -61,7 +66,7 @@ export class UpstreamPool {
    * connection idle for longer may serve it.
    */
   acquire(owner: UpstreamOwner, retriable: boolean): UpstreamConnection {
-    const now = performance.now();
+    const now = this.#timers.now();
     let connection: UpstreamConnection | undefined;
     while ((connection = this.#idle.pop()) !== undefined) {
       const idleMs = now - connection.idleSince;
@@ -113,10 +118,10 @@ export class UpstreamPool {
     // request on it got no answer until the head timeout (2 minutes by default; the soak's GET
     // after the load, test/relay/upstream-pool-reading.test.ts).
     connection.resumeReading();
-    connection.idleSince = performance.now();
+    connection.idleSince = this.#timers.now();
     if (this.#idle.length >= MAX_IDLE_CONNECTIONS) this.#idle.shift()?.destroy();
     this.#idle.push(connection);
-    this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
+    this.#sweeper ??= this.#timers.setInterval(this.#sweepIdle, SWEEP_INTERVAL_MS);
   };
 
   /** Closes every connection (at the end of shutdown, when no request needs one). */
@@ -124,7 +129,7 @@ export class UpstreamPool {
     for (const connection of this.#all) connection.destroy();
     this.#all.clear();
     this.#idle.length = 0;
-    clearInterval(this.#sweeper);
+    this.#timers.clearInterval(this.#sweeper);
     this.#sweeper = undefined;
   }
 
@@ -144,8 +149,10 @@ export class UpstreamPool {
   }
 
   /** Closes connections idle past their limit, so their sockets and the app's are freed (acquire never takes one anyway). */
+  readonly #sweepIdle = (): void => this.#sweep();
+
   #sweep(): void {
-    const now = performance.now();
+    const now = this.#timers.now();
     for (const connection of [...this.#idle]) {
       try {
         if (now - connection.idleSince >= connection.idleLimitMs(this.#idleTimeoutMs)) connection.destroy();
@@ -155,7 +162,7 @@ export class UpstreamPool {
       }
     }
     if (this.#idle.length === 0) {
-      clearInterval(this.#sweeper);
+      this.#timers.clearInterval(this.#sweeper);
       this.#sweeper = undefined;
     }
   }

@@ -204,7 +204,7 @@ export class H2Listener {
     const state = new ConnectionState(socket, this, peerAddressOf(socket), now);
     const { connection } = state;
     const age = this.#parts.context.connectionAge;
-    if (age !== undefined) state.cancelAge = scheduleConnectionAge(age.maxAgeMs, () => this.#ageOut(state, age.graceMs));
+    if (age !== undefined) state.cancelAge = scheduleConnectionAge(this.#parts.context.timers, age.maxAgeMs, () => this.#ageOut(state, age.graceMs));
     this.#connections.add(state);
     // One function for every socket, finding its state on the socket; `on`: a socket closes once,
     // and `once` would wrap the listener in one more closure per connection.
@@ -274,11 +274,12 @@ export class H2Listener {
   #ageOut(state: ConnectionState, graceMs: number): void {
     if (state.connection.closed) return;
     state.connection.shutdown();
-    const grace = setTimeout(() => {
+    const timers = this.#parts.context.timers;
+    const grace = timers.setTimeout(() => {
       state.connection.destroy(H2_ERROR.NO_ERROR);
       state.socket.destroy();
-    }, graceMs).unref();
-    state.socket.once("close", () => clearTimeout(grace));
+    }, graceMs);
+    state.socket.once("close", () => timers.clearTimeout(grace));
   }
 
   /** The drain: every connection gets GOAWAY; its streams in flight finish, then it closes. */

@@ -7,6 +7,7 @@ import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connec
 import type { ReadCounter } from "../../h2-codec/connection-handler.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { PORT_EVENTS } from "./stream-port.js";
+import { SYSTEM_TIMERS, type Timers } from "../../timers.js";
 
 /** Who waits for a session with room for one stream. */
 export interface H2cSessionUser {
@@ -33,6 +34,8 @@ export interface H2cPoolOptions {
   readonly reportFault?: (error: unknown) => void;
   /** What every session's socket reads are counted by, for their garbage (the relay's StreamGarbage). */
   readonly garbage?: ReadCounter;
+  /** The daemon's clock and timers: the SETTINGS wait, the idle sweep and how long HTTP/1.1 is remembered; the runtime's by default. */
+  readonly timers?: Timers;
 }
 
 /** The error code waiters get when the app's SETTINGS did not come in time (undici's for a connect that took too long: a timeout to the metrics). */
@@ -103,7 +106,7 @@ class PooledSession {
   usable = true;
   idleSince = 0;
   readonly waiters: H2cSessionUser[] = [];
-  settingsTimer: NodeJS.Timeout | undefined;
+  settingsTimer: unknown = undefined;
   /** The socket's own error (a refused connect): what waiters are told. */
   socketError: Error | undefined;
 
@@ -126,9 +129,10 @@ export class H2cPool {
   readonly #advance = new AdvanceBudget(ADVANCE_LIMIT);
   /** The one fault report every stream's port of this pool shares. */
   readonly #reportFault = (error: unknown): void => this.#options.reportFault?.(error);
-  #sweeper: NodeJS.Timeout | undefined;
+  #sweeper: unknown = undefined;
   #now = 0;
-  /** Until when (performance.now) the app is taken to speak HTTP/1.1 only: it answered our preface in it. */
+  readonly #timers: Timers;
+  /** Until when (the timers' clock) the app is taken to speak HTTP/1.1 only: it answered our preface in it. */
   #http1Until = Number.NEGATIVE_INFINITY;
   /** An h2c session of this app has had SETTINGS since HTTP/1.1 was last heard. */
   #heardH2c = false;
@@ -137,11 +141,12 @@ export class H2cPool {
 
   constructor(options: H2cPoolOptions) {
     this.#options = options;
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
   }
 
   /** The app answered our preface in HTTP/1.1 (within the last minute): `auto` sends it HTTP/1.1. */
   get speaksHttp1(): boolean {
-    return performance.now() < this.#http1Until;
+    return this.#timers.now() < this.#http1Until;
   }
 
   /** What the app speaks is known: h2c (a session had SETTINGS) or HTTP/1.1 (heard within the last minute). */
@@ -224,7 +229,7 @@ export class H2cPool {
       pooled.socket.destroy();
     }
     this.#bySession.clear();
-    clearInterval(this.#sweeper);
+    this.#timers.clearInterval(this.#sweeper);
     this.#sweeper = undefined;
   }
 
@@ -244,17 +249,17 @@ export class H2cPool {
     this.#bySession.set(connection, pooled);
     const opened = pooled;
     this.#listenForHttp1(opened);
-    opened.settingsTimer = setTimeout(() => {
+    opened.settingsTimer = this.#timers.setTimeout(() => {
       const error = Object.assign(new Error(`upstream sent no HTTP/2 SETTINGS within ${this.#options.settingsTimeoutMs} ms`), { code: SETTINGS_TIMEOUT_CODE });
       this.#retire(opened, error);
       connection.destroy();
       socket.destroy();
-    }, this.#options.settingsTimeoutMs).unref();
+    }, this.#options.settingsTimeoutMs);
     socket.once("close", () => {
       this.#retire(opened, opened.socketError ?? new Error("upstream closed the connection"));
       this.#bySession.delete(connection);
     });
-    this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
+    this.#sweeper ??= this.#timers.setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS);
     return pooled;
   }
 
@@ -273,7 +278,7 @@ export class H2cPool {
       if (verdict === undefined) return;
       pooled.socket.off("data", sniff);
       if (!verdict) return;
-      this.#http1Until = performance.now() + HTTP1_REMEMBERED_MS;
+      this.#http1Until = this.#timers.now() + HTTP1_REMEMBERED_MS;
       this.#heardH2c = false;
       const { host, port } = this.#options;
       const error = Object.assign(
@@ -304,7 +309,7 @@ export class H2cPool {
         if (current.ready) return;
         current.ready = true;
         this.#heardH2c = true;
-        clearTimeout(current.settingsTimer);
+        this.#timers.clearTimeout(current.settingsTimer);
         this.#serveWaiters(current);
         this.#endLearning();
       },
@@ -343,7 +348,7 @@ export class H2cPool {
 
   #retire(pooled: PooledSession, error: Error | undefined): void {
     pooled.usable = false;
-    clearTimeout(pooled.settingsTimer);
+    this.#timers.clearTimeout(pooled.settingsTimer);
     const at = this.#sessions.indexOf(pooled);
     if (at >= 0) this.#sessions.splice(at, 1);
     const waiters = pooled.waiters.splice(0);
@@ -368,7 +373,7 @@ export class H2cPool {
       }
     }
     if (this.#sessions.length === 0) {
-      clearInterval(this.#sweeper);
+      this.#timers.clearInterval(this.#sweeper);
       this.#sweeper = undefined;
     }
   }

@@ -4,8 +4,9 @@ import t from "tap";
 import { h2Connect, h2Request, startH2Upstream } from "../../helpers/h2.js";
 import { startTestDaemon } from "../../helpers/in-process-daemon.js";
 import { KEEP_ALIVE_TIMEOUT_MS } from "../../../src/relay/relay-server.js";
+import { ManualTimers } from "../../helpers/test-doubles.js";
 
-t.test("drain: served through the delay, then GOAWAY; a stream in flight finishes; then the connection closes", async (t) => {
+t.test("drain: served through the delay and the idle grace, then GOAWAY; a stream in flight finishes; then the connection closes", async (t) => {
   const app = await startH2Upstream(t);
   const held: http2.ServerHttp2Stream[] = [];
   let onHeld = (): void => {};
@@ -20,10 +21,12 @@ t.test("drain: served through the delay, then GOAWAY; a stream in flight finishe
     stream.respond({ ":status": 200 });
     stream.end("quick");
   });
-  // Long enough for the two requests it sends during the delay on a loaded machine.
-  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--shutdown-delay", "2s"]);
+  // The delay on hand-moved timers: the two requests it sends come within it however loaded the machine, and GOAWAY comes at its end, not before.
+  const timers = new ManualTimers();
+  const daemon = await startTestDaemon(t, ["--upstream", app.url, "--shutdown-delay", "2s"], undefined, { timers });
   const session = h2Connect(t, daemon.port);
-  const goaway = new Promise<void>((resolve) => session.once("goaway", () => resolve()));
+  let goneAway = false;
+  const goaway = new Promise<void>((resolve) => session.once("goaway", () => resolve())).then(() => (goneAway = true));
   const slow = h2Request(session, { ":path": "/slow" });
   await new Promise<void>((resolve) => (held.length > 0 ? resolve() : (onHeld = resolve)));
   const drained = daemon.shutdown.run("SIGTERM");
@@ -31,14 +34,23 @@ t.test("drain: served through the delay, then GOAWAY; a stream in flight finishe
   t.equal(during.status, 200, "a new stream during --shutdown-delay is served");
   const readyz = await h2Request(session, { ":path": "/readyz" });
   t.equal(readyz.status, 503, "readiness says draining meanwhile");
+  // A PING's answer: the client has read everything the proxy wrote before it.
+  const pinged = () => new Promise<void>((resolve) => session.ping(() => resolve()));
+  await timers.pass(2_000);
+  await pinged();
+  t.equal(goneAway, false, "the delay is over and the listener closed; an idle connection has its grace to show a request");
+  await timers.pass(999);
+  await pinged();
+  t.equal(goneAway, false, "no GOAWAY 999 ms into the 1 s grace");
+  await timers.pass(1);
   await goaway;
-  t.pass("GOAWAY after the delay");
+  t.pass("GOAWAY at the grace's end");
   held[0]!.end("last");
   const answer = await slow;
   t.equal(answer.status, 200);
   t.equal(answer.body.toString(), "first last", "the stream in flight finished after GOAWAY");
   t.equal(answer.rstCode, 0);
-  await drained;
+  await timers.until(drained, 10_000);
   t.ok(session.closed || session.destroyed, "the connection closed");
   t.notOk(daemon.logs.records.some((record) => record.msg === "shutdown timeout reached; closing remaining connections"), "nothing cut short");
 });
