@@ -319,7 +319,7 @@ SOAK_MEMORY_LIMIT ?= 64M
 # ones, beside honest GETs over HTTP/1.1 and h2c (each a whole 200). Measured (cgroup v1, 2026-12-07): at 10,000 open
 # sockets the kernel charges 17 MiB of its own memory for them (about 1.7 KiB a socket), the proxy holds 41-44 MB of
 # RssAnon with them; cgroup peak 59.8-61.8 MiB in 6 runs. Before the burst collections it was OOM-killed at ~9,800.
-SOAK_LOADS ?= http1 h2c,grpc http1,h2c,grpc idle h2c,grpc,stall,octets
+SOAK_LOADS ?= http1 h2c,grpc http1,h2c,grpc idle h2c,grpc,stall,octets,pipelined
 soak-cgroup: build
 	@$(MAKE) --no-print-directory bench-tools BENCH_TOOLS="wrk:wrk h2load:nghttp2-client go:golang-go /usr/share/gocode/src/google.golang.org/grpc/regenerate.sh:golang-google-grpc-dev"
 	@for loads in $(SOAK_LOADS); do \

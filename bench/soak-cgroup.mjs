@@ -1,7 +1,8 @@
 // make soak-cgroup: the binary in a 64 MiB memory cgroup under one set of loads at once (HTTP/1.1 by wrk, h2c by h2load, gRPC by grpc-go); passes if it lives, unkilled, with 0 errors.
-// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets,idle] [--malloc-arena-max 2] [--proxy-log FILE]
+// Usage: node bench/soak-cgroup.mjs [--seconds 60] [--memory-limit 64M] [--loads http1,h2c,grpc,stall,octets,pipelined,idle] [--malloc-arena-max 2] [--proxy-log FILE]
 // Issue 52's hostile h2 clients: "stall", one that reads nothing on 90 GET /big streams beside an honest client's 1 MiB GETs
-// (each must come whole); "octets", 1-octet DATA frames to a proxied path and to the gRPC health Check.
+// (each must come whole); "octets", 1-octet DATA frames to a proxied path and to the gRPC health Check; "pipelined", HTTP/1.1
+// clients that pipeline 64 KiB of tiny GETs after 64 KiB and read no answer.
 // Issue 58's "idle": 10,000 idle HTTP/1.1 then 3,000 idle h2c client connections, honest GETs beside them.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, openSync, rmSync, writeFileSync } from "node:fs";
@@ -10,6 +11,7 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createMemoryCgroup, findMemoryCgroupParent, parseBytes } from "./lib/cgroup.mjs";
+import { pipelinedUnread } from "./lib/h1-attackers.mjs";
 import { honestVictim, oneOctetFrames, stalledReader } from "./lib/h2-attackers.mjs";
 import { honestGets } from "./lib/honest-gets.mjs";
 import { runH2load } from "./lib/h2load.mjs";
@@ -37,7 +39,7 @@ const proxyEnv = { ...process.env };
 if (arenaMax === "0") delete proxyEnv.MALLOC_ARENA_MAX;
 else proxyEnv.MALLOC_ARENA_MAX = arenaMax;
 // The kinds of load; all by default, a subset to see which one the memory goes to.
-const KINDS = ["http1", "h2c", "grpc", "stall", "octets", "idle"];
+const KINDS = ["http1", "h2c", "grpc", "stall", "octets", "pipelined", "idle"];
 const kinds = option("loads", "http1,h2c,grpc").split(",");
 if (kinds.some((kind) => !KINDS.includes(kind))) {
   console.error(`--loads: expected a comma-separated list of ${KINDS.join(", ")}, got "${option("loads")}"`);
@@ -216,6 +218,13 @@ if (kinds.includes("octets")) {
     ),
     attacker("1-octet DATA to gRPC health Check", "100 streams x 65,536 frames of 1 octet, connection after connection", (signal) =>
       oneOctetFrames(PORTS.proxy, { path: "/grpc.health.v1.Health/Check", contentType: "application/grpc", signal }),
+    ),
+  );
+}
+if (kinds.includes("pipelined")) {
+  loads.push(
+    attacker("pipelined GETs never read", "64 HTTP/1.1 connections, 64 KiB of `GET /` per write whenever the socket drains, no answer read", (signal) =>
+      pipelinedUnread(PORTS.proxy, signal),
     ),
   );
 }

@@ -19,6 +19,8 @@ declare module "node:_http_common" {
     /** Ends a message that is delimited by the connection's end; an Error when it was incomplete. */
     finish(): undefined | Error;
     close(): void;
+    /** Clears the pause a kOnHeadersComplete that returned HPE_PAUSED left: the next execute parses on from that head. */
+    resume(): void;
     /** Reads `handle` in C++ straight into the parser (no Buffer per read); results come to kOnExecute. */
     consume(handle: object): void;
     unconsume(): void;

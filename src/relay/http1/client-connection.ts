@@ -61,7 +61,8 @@ export interface ConnectionHost {
 /**
  * Per-connection state lives here, not per request (node's _http_server.js keeps it the same
  * way). Requests after the one being answered (pipelining) wait, parsed, in order; reading stops
- * while one waits, so at most one socket read of them is ever held.
+ * while one waits, and the parser stops after the head that fills the line (MAX_PARSED_AHEAD):
+ * the rest of that read is held as its octets and parsed once the line has emptied.
  */
 export class ClientConnection implements IdleMember, ReadOwner {
   readonly socket: Socket;
@@ -205,7 +206,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
 
   /** Between requests, with nothing owed or begun: closing it now loses nothing (--max-connections). */
   get idleKeepAlive(): boolean {
-    return this.idle && !this.#ending && !this.#closeAfter && this.#requests.waiting === 0 && !this.socket.destroyed;
+    return this.idle && !this.#ending && !this.#closeAfter && this.#requests.waiting === 0 && !this.#reader.holdsRemainder && !this.socket.destroyed;
   }
 
   /** Closed between requests to admit another connection at --max-connections. */
@@ -349,7 +350,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
 
   /** A client that half-closes while an answer is owed is gone, as node:http treats it; an idle one gets our end once what was written is out. */
   #onEnd(): void {
-    if (this.#requests.active === undefined && this.#requests.waiting === 0) this.socket.end();
+    if (this.#requests.active === undefined && this.#requests.waiting === 0 && !this.#reader.holdsRemainder) this.socket.end();
     else this.socket.destroy();
   }
 
@@ -367,8 +368,23 @@ export class ClientConnection implements IdleMember, ReadOwner {
     // Heads parsed in this read start only now: a request whose bytes end in a parse error
     // within the same read never reaches the app.
     this.#startNext();
-    if (this.#requests.waiting > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
+    this.#pauseWhileWaiting();
+  }
+
+  /**
+   * After a start: reading stops while parsed requests wait. Except when the one next in line
+   * waits for its own body in the held remainder: that is parsed before it starts, so a body that
+   * breaks there is answered 400 after the earlier answers and never reaches the app, as within
+   * one read.
+   */
+  #pauseWhileWaiting(): void {
+    if (this.#requests.waiting > 0 && !this.#bodyHeld) this.#reading.pause(PAUSED_FOR_PIPELINE);
     else this.#parkUnderPressure();
+  }
+
+  /** The one next in line is the one whose body is parsed, and the rest of it is in the held remainder. */
+  get #bodyHeld(): boolean {
+    return this.#reader.holdsRemainder && this.#requests.onlyParsingWaits;
   }
 
   /**
@@ -413,6 +429,8 @@ export class ClientConnection implements IdleMember, ReadOwner {
     this.#requests.parsed(transaction, request.keepAlive);
     this.#lastKeepAlive = request.keepAlive;
     if (request.upgrade) this.#reader.holdForUpgrade();
+    // Enough wait parsed: llhttp stops the read after this head, and its rest waits as octets.
+    else if (this.#requests.full) return BODY.pause;
     return BODY.parse;
   }
 
@@ -451,6 +469,11 @@ export class ClientConnection implements IdleMember, ReadOwner {
           this.#reading.pause(PAUSED_FOR_CLIENT);
           return;
         }
+        // Its body is in the held remainder: parsed first (see #pauseWhileWaiting), which starts it.
+        if (this.#bodyHeld) {
+          this.#reading.resume(PAUSED_FOR_PIPELINE);
+          return;
+        }
         const next = this.#requests.next();
         if (next === undefined) {
           if (this.#pendingError !== undefined) this.#answerParseError(this.#pendingError);
@@ -474,8 +497,7 @@ export class ClientConnection implements IdleMember, ReadOwner {
     if (!this.#reading.has(PAUSED_FOR_CLIENT)) return;
     this.#reading.resume(PAUSED_FOR_CLIENT);
     this.#startNext();
-    if (this.#requests.waiting > 0) this.#reading.pause(PAUSED_FOR_PIPELINE);
-    else this.#parkUnderPressure();
+    this.#pauseWhileWaiting();
   }
 
   /** Moves on once the active transaction's request and response have both ended. */

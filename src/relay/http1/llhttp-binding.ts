@@ -36,6 +36,15 @@ export interface ParsedHead {
   readonly keepAlive: boolean;
 }
 
+/** llhttp's code for a read stopped by BODY.pause: not an error of the input. */
+const PAUSED = "HPE_PAUSED";
+
+/**
+ * Nothing to parse, with memory behind it: the binding takes a buffer without memory (a null
+ * pointer) for finish(), and an empty resume must run llhttp on instead.
+ */
+const NOTHING = Buffer.alloc(1).subarray(1);
+
 /** No headers: what a parser's head holds between messages. */
 const NO_HEADERS: string[] = [];
 
@@ -58,8 +67,12 @@ class HeadFields implements ParsedHead {
   }
 }
 
-/** How a head handler tells llhttp about the body: parse it, none follows (HEAD's answer), or the rest is a tunnel. */
-export const BODY = { parse: 0, skip: 1, upgrade: 2 } as const;
+/**
+ * How a head handler tells llhttp about the body: parse it, none follows (HEAD's answer), the rest
+ * is a tunnel, or parse it but stop the read after this head (llhttp's HPE_PAUSED: `execute`
+ * returns that error with the head's end as bytesParsed, and `resume` parses on from there).
+ */
+export const BODY = { parse: 0, skip: 1, upgrade: 2, pause: 21 } as const;
 export type BodyDirective = (typeof BODY)[keyof typeof BODY];
 
 /** The callbacks of one connection's messages, called synchronously inside `execute`. */
@@ -247,6 +260,15 @@ export class HttpParser {
   }
 
   /**
+   * Parses on after a read that BODY.pause stopped, from the end of that head: `rest` is what
+   * followed it (possibly nothing: a request without a body ends only when llhttp runs on).
+   */
+  resume(rest: Buffer): number | ParseError {
+    this.#parser.resume();
+    return this.execute(rest.length > 0 ? rest : NOTHING);
+  }
+
+  /**
    * Lets the binding read `socket` itself, as node:http's server does: each read goes from the
    * kernel into one shared native buffer and straight into llhttp, with no Buffer, stream push
    * or `data` event per read. `onRead` gets each read's result, after its callbacks ran. False
@@ -317,6 +339,11 @@ function parseResult(result: number | Error): number | ParseError {
   if (typeof result === "number") return result;
   const error = result as Error & { code?: string; reason?: string; bytesParsed?: number };
   return { code: error.code ?? "HPE_UNKNOWN", reason: error.reason ?? error.message, bytesParsed: error.bytesParsed ?? 0 };
+}
+
+/** Whether `result` is a read that BODY.pause stopped (bytesParsed: the end of that head), not an error. */
+export function isPaused(result: number | ParseError): result is ParseError {
+  return typeof result !== "number" && result.code === PAUSED;
 }
 
 /** Whether `result` is a parse error rather than a byte count. */

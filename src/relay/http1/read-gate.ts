@@ -12,17 +12,31 @@ export const PAUSED_FOR_UPGRADE = 4;
 export const PAUSED_FOR_ERROR = 8;
 /** Answers wait for the client to read what was written: reading stops with them. */
 export const PAUSED_FOR_CLIENT = 16;
+/** The unparsed rest of a read is held (the parser stopped after a head): it is parsed before the socket is read again. */
+export const PAUSED_FOR_REMAINDER = 32;
+
+/** Who holds a remainder: told when it alone keeps reading paused, so the remainder is parsed in the read's place. */
+export interface RemainderHolder {
+  remainderDue(): void;
+}
 
 /** One per connection; reasons are bits, so a resume for one reason never undoes another's pause. */
 export class ReadGate {
   readonly #socket: Socket;
+  readonly #holder: RemainderHolder;
   /** The parser reads the socket's handle itself (HttpParser.consume): the handle is paused, not the stream. */
   #onHandle: boolean;
   #reasons = 0;
 
-  constructor(socket: Socket, onHandle: boolean) {
+  constructor(socket: Socket, onHandle: boolean, holder: RemainderHolder) {
     this.#socket = socket;
+    this.#holder = holder;
     this.#onHandle = onHandle;
+  }
+
+  /** Only a held remainder keeps reading paused: it may be parsed now. */
+  get onlyRemainder(): boolean {
+    return this.#reasons === PAUSED_FOR_REMAINDER;
   }
 
   has(reason: number): boolean {
@@ -54,7 +68,11 @@ export class ReadGate {
   resume(reasons: number): void {
     if (this.#reasons === 0) return;
     this.#reasons &= ~reasons;
-    if (this.#reasons !== 0 || this.#socket.destroyed) return;
+    if (this.#reasons !== 0) {
+      if (this.#reasons === PAUSED_FOR_REMAINDER) this.#holder.remainderDue();
+      return;
+    }
+    if (this.#socket.destroyed) return;
     if (this.#onHandle) setReading(this.#socket, true);
     else this.#socket.resume();
   }

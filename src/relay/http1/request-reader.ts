@@ -1,8 +1,8 @@
-// How a client connection's bytes reach a parser: lent one from the pool when bytes come, reading the handle itself while it has one, giving it back while the connection waits; and the bytes that are not the parser's (after an upgrade head, after the HTTP/2 preface, after a parse error).
+// How a client connection's bytes reach a parser: lent one from the pool when bytes come, reading the handle itself while it has one, giving it back while the connection waits; the rest of a read the parser stopped in, held and parsed later; and the bytes that are not the parser's (after an upgrade head, after the HTTP/2 preface, after a parse error).
 import type { Socket } from "node:net";
-import type { HttpParser, ParseError, ParserHandler } from "./llhttp-binding.js";
+import { type HttpParser, isPaused, type ParseError, type ParserHandler } from "./llhttp-binding.js";
 import type { ParserPool } from "./parser-pool.js";
-import { PAUSED_FOR_UPGRADE, ReadGate } from "./read-gate.js";
+import { PAUSED_FOR_REMAINDER, PAUSED_FOR_UPGRADE, ReadGate, type RemainderHolder } from "./read-gate.js";
 
 /** The connection a reader reads for: its parser's handler, told each read's result after its callbacks ran. */
 export interface ReadOwner extends ParserHandler {
@@ -23,7 +23,7 @@ const H2_PREFACE_LENGTH = 24;
  * idle between requests, or its request queued. node:http holds one parser per connection for
  * the connection's life, which made 5,000 waiting connections cost 31 MB of native memory.
  */
-export class RequestReader {
+export class RequestReader implements RemainderHolder {
   /** Whether the connection reads; paused on the handle or on the stream, as the parser holds it or not. */
   readonly gate: ReadGate;
   readonly #socket: Socket;
@@ -40,12 +40,20 @@ export class RequestReader {
   #readSinceSweep = false;
   /** An upgrade head was parsed: the bytes after it, kept unparsed for a tunnel (see holdForUpgrade). */
   #upgradeRest: Buffer[] | undefined;
+  /**
+   * The head handler stopped the parser in a read (BODY.pause: enough requests wait parsed): the
+   * rest of that read, unparsed. One buffer, the octets alone: copied out of the socket's read
+   * (a view would pin all of it), a view of itself once it is parsed in part.
+   */
+  #remainder: Buffer | undefined;
+  /** The remainder's parse is due on the next turn (see remainderDue). */
+  #remainderScheduled = false;
 
   constructor(socket: Socket, pool: ParserPool, owner: ReadOwner) {
     this.#socket = socket;
     this.#pool = pool;
     this.#owner = owner;
-    this.gate = new ReadGate(socket, false);
+    this.gate = new ReadGate(socket, false, this);
     // The listener keeps the socket flowing, so its end is seen; reads reach this only while no
     // parser reads the handle. One function for every socket, finding its reader on the socket.
     (socket as ReaderSocket)[READER] = this;
@@ -77,7 +85,8 @@ export class RequestReader {
     const parser = (this.#parser ??= this.#pool.lend(this.#owner));
     this.#streamRead = data;
     try {
-      this.#owner.afterRead(parser.execute(data));
+      const result = parser.execute(data);
+      this.#owner.afterRead(isPaused(result) ? this.#holdRest(data, result.bytesParsed) : result);
     } finally {
       this.#streamRead = undefined;
     }
@@ -90,7 +99,60 @@ export class RequestReader {
 
   #onHandleRead(result: number | ParseError): void {
     this.#readSinceSweep = true;
-    this.#owner.afterRead(result);
+    this.#owner.afterRead(isPaused(result) ? this.#holdRest(this.currentRead(), result.bytesParsed) : result);
+  }
+
+  /** Whether the unparsed rest of a read is held (the parser is stopped after a head, in the middle of a message). */
+  get holdsRemainder(): boolean {
+    return this.#remainder !== undefined;
+  }
+
+  /** The parser stopped after `parsed` octets of a socket's `read`: the rest is copied out and held, and reading waits for it. */
+  #holdRest(read: Buffer, parsed: number): number {
+    this.#remainder = Buffer.from(read.subarray(parsed));
+    this.gate.pause(PAUSED_FOR_REMAINDER);
+    return parsed;
+  }
+
+  /**
+   * The gate's: only the remainder keeps reading paused. It is parsed on the next turn, where a
+   * socket's read would come (nginx posts a pipelined request's parse the same way), never
+   * inside the callbacks or answers whose resume this is.
+   */
+  remainderDue(): void {
+    if (this.#remainderScheduled || this.#remainder === undefined) return;
+    this.#remainderScheduled = true;
+    setImmediate(RequestReader.#parseRemainder, this);
+  }
+
+  static readonly #parseRemainder = function (reader: RequestReader): void {
+    reader.#remainderScheduled = false;
+    try {
+      reader.#parseHeld();
+    } catch (error) {
+      reader.#owner.onFault(error);
+    }
+  };
+
+  /** The held remainder parsed as a read: stopped again (a view of what is left is held), or whole, and then the socket is read again. */
+  #parseHeld(): void {
+    const remainder = this.#remainder;
+    const parser = this.#parser;
+    // Paused again since it was due (a body, an answer the client does not read): the next resume makes it due again.
+    if (remainder === undefined || parser === undefined || this.#stopped || !this.gate.onlyRemainder) return;
+    this.#remainder = undefined;
+    this.#readSinceSweep = true;
+    this.#streamRead = remainder;
+    try {
+      let result = parser.resume(remainder);
+      if (isPaused(result)) {
+        this.#remainder = remainder.subarray(result.bytesParsed);
+        result = result.bytesParsed;
+      } else this.gate.resume(PAUSED_FOR_REMAINDER);
+      this.#owner.afterRead(result);
+    } finally {
+      this.#streamRead = undefined;
+    }
   }
 
   /** The read being parsed (what follows an upgrade head, or the HTTP/2 preface, is in it). */
@@ -138,6 +200,8 @@ export class RequestReader {
     this.stop();
     const rest = Buffer.concat(this.#upgradeRest ?? []);
     this.#upgradeRest = undefined;
+    // None is held here: llhttp stops after an upgrade, so no head that stops it can follow one in a read.
+    this.#remainder = undefined;
     return rest;
   }
 
@@ -184,6 +248,7 @@ export class RequestReader {
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#remainder = undefined;
     const parser = this.#parser;
     this.#parser = undefined;
     if (parser !== undefined) {
@@ -198,6 +263,7 @@ export class RequestReader {
   close(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#remainder = undefined;
     const parser = this.#parser;
     this.#parser = undefined;
     if (parser === undefined) return;
