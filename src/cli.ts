@@ -150,9 +150,11 @@ function readOptions(program: Command, env: NodeJS.ProcessEnv): ReadOptions {
   const texts = new Map<keyof OptionFields, string>();
   const given = new Set<keyof OptionFields>();
   const sources = new Map<keyof OptionFields, string>();
+  // One pass over commander's options, not a search of them per row: the rows are read at every start.
+  const byFlag = new Map(program.options.map((option) => [option.long, option]));
   for (const spec of OPTIONS as readonly OptionSpec[]) {
     const name = flagName(spec);
-    const key = program.options.find((option) => option.long === name)!.attributeName();
+    const key = byFlag.get(name)!.attributeName();
     const fromFlag = program.getOptionValueSource(key) === "cli";
     const variable = envName(spec);
     const fromEnv = fromFlag || env[variable] === "" ? undefined : env[variable];

@@ -24,8 +24,10 @@ export function createLogger(level: Level, destination: pino.DestinationStream):
  * written without the request ever waiting on stdout. On a pipe neither kind ever waits for a
  * reader that stopped (src/access-log/stdout-sink.ts): lines past a bound are dropped, counted,
  * and reported once it reads again, and lifecycle lines go before access lines that wait. Each
- * write of either is whole lines of at most PIPE_BUF bytes, so the two never tear each other's
- * lines; each stream keeps its own order, and the two may reorder across a batch.
+ * write of either is whole lines, one write in flight at a time, so the two never tear each
+ * other's lines; shared with the app, at most PIPE_BUF bytes a write, so the app's lines cannot
+ * tear ours either (alone, access chunks are larger: fewer wake-ups of the reader). Each stream
+ * keeps its own order, and the two may reorder across a batch.
  */
 export interface ProcessLog {
   /** Lifecycle, transitions, warnings: written at once. */
@@ -66,7 +68,7 @@ export function createProcessLog(level: Level, open: (reports: DropReports) => S
   });
   const log = createLogger(level, destinations.lifecycle);
   let sink: AccessSink | undefined;
-  const batch = new LineBatch({ write: (chunk: Buffer) => (sink ??= destinations.openAccessSink()).write(chunk) }, { maxChunkBytes: PIPE_BUF });
+  const batch = new LineBatch({ write: (chunk: Buffer) => (sink ??= destinations.openAccessSink()).write(chunk) }, { maxChunkBytes: destinations.maxChunkBytes ?? PIPE_BUF });
   const accessLog = createLogger(level, batch);
   let ended: Promise<void> | undefined;
   const end = (timeoutMs = LOG_END_TIMEOUT_MS) =>

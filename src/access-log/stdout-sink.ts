@@ -9,6 +9,16 @@ import { sonicBoomSink, type LogDestination } from "./sonic-boom-sink.js";
 /** Linux's PIPE_BUF: a write(2) of at most this many bytes to a pipe is atomic, never split or mixed with another writer's. */
 export const PIPE_BUF = 4096;
 
+/**
+ * The access lines' chunk size when no other process writes to stdout's pipe or socket (the
+ * sidecar form): every write(2) to a pipe wakes its reader, which on a 2-core VM was most of
+ * what the log cost per request (a cross-CPU wake-up per 4 KiB, 15 lines). A 64 KiB write may go
+ * in parts when the pipe has less room, but no other writer can come between them: the sink
+ * hands on the next write, lifecycle lines included, only once this one is whole (pipe-sink.ts).
+ * Shared with the app, chunks stay at PIPE_BUF, so that each write(2) is atomic.
+ */
+export const OWN_STDOUT_CHUNK_BYTES = 64 * 1024;
+
 /** Which descriptor is stdout, and where descriptors are reopened from; a test gives others. */
 export interface StdoutSinkSource {
   readonly fd?: number;
@@ -19,6 +29,8 @@ export interface StdoutSinkSource {
 
 /** Where the process log writes: lifecycle lines, and the access sink (opened at the first access line unless already open). */
 export interface StdoutDestinations {
+  /** The most bytes of whole access lines one write may take: PIPE_BUF (when absent too) unless stdout is ours alone. */
+  readonly maxChunkBytes?: number;
   /** Lifecycle lines, one `write` per line: out at once when stdout takes them. */
   readonly lifecycle: pino.DestinationStream;
   openAccessSink(): AccessSink;
@@ -60,6 +72,7 @@ export function openStdoutDestinations(options: PipeSinkOptions = {}, source: St
   if (pipe !== undefined) {
     const shared = pipe;
     return {
+      maxChunkBytes: sharedWriter === undefined && !source.sharedWithApp ? OWN_STDOUT_CHUNK_BYTES : PIPE_BUF,
       lifecycle: { write: (line: string) => void shared.writeUrgent(Buffer.from(line)) },
       openAccessSink: () => shared,
       end: (timeoutMs) => shared.end(timeoutMs),
@@ -69,6 +82,8 @@ export function openStdoutDestinations(options: PipeSinkOptions = {}, source: St
   }
   let access: AccessSink | undefined;
   return {
+    // sonic-boom cuts its writes at PIPE_BUF anyway (stdoutDestination).
+    maxChunkBytes: PIPE_BUF,
     lifecycle: pino.destination({ dest: fd, sync: true }),
     openAccessSink: () => (access ??= sonicBoomSink(stdoutDestination(fd, options.maxQueuedBytes ?? MAX_QUEUED_BYTES), options)),
     end: async (timeoutMs) => access?.end(timeoutMs),

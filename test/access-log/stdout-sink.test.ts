@@ -5,7 +5,7 @@ import { createServer, connect, type Socket } from "node:net";
 import { join } from "node:path";
 import t from "tap";
 import { PipeSink } from "../../src/access-log/pipe-sink.js";
-import { openStdoutDestinations, reopenPipeNonBlocking } from "../../src/access-log/stdout-sink.js";
+import { openStdoutDestinations, OWN_STDOUT_CHUNK_BYTES, PIPE_BUF, reopenPipeNonBlocking } from "../../src/access-log/stdout-sink.js";
 import { fdFlags, makeFifo, O_NONBLOCK } from "../helpers/fifo.js";
 
 t.test("a FIFO: a new descriptor on the same pipe, non-blocking, while the one given stays blocking", async (t) => {
@@ -41,6 +41,20 @@ t.test("openStdoutDestinations: the pipe sink for a FIFO (both kinds of line), t
   t.equal(reopenPipeNonBlocking(devNull, "/proc/self/fd"), undefined, "a character device");
   t.equal(reopenPipeNonBlocking(fifo.writeFd, join(t.testdir(), "no-proc")), undefined, "no /proc: nothing to reopen");
   t.equal(reopenPipeNonBlocking(987_654, "/proc/self/fd"), undefined, "a descriptor that is not open");
+});
+
+t.test("access chunks: 64 KiB on a pipe of our own (fewer wake-ups of its reader), PIPE_BUF where the app shares it or sonic-boom writes", async (t) => {
+  const fifo = makeFifo(t);
+  const own = openStdoutDestinations({}, { fd: fifo.writeFd });
+  t.equal(own.maxChunkBytes, OWN_STDOUT_CHUNK_BYTES, "the sidecar form's pipe");
+  await own.end(1_000);
+  const shared = openStdoutDestinations({}, { fd: fifo.writeFd, sharedWithApp: true });
+  t.equal(shared.maxChunkBytes, PIPE_BUF, "shared with the app: each write(2) atomic");
+  await shared.end(1_000);
+  const file = openSync(join(t.testdir(), "stdout.log"), "w");
+  const onFile = openStdoutDestinations({}, { fd: file });
+  t.equal(onFile.maxChunkBytes, PIPE_BUF, "a file (sonic-boom)");
+  await onFile.end(1_000);
 });
 
 t.test("a socket (a Node parent's stdio, systemd's journal) keeps the fallback: /proc cannot reopen one (ENXIO), and O_NONBLOCK on it would be the app's too", async (t) => {
