@@ -7,8 +7,10 @@ import type { ResponseWriter } from "../http/response-writer.js";
 import { matchHealthPath } from "../http/health.js";
 import { ClientConnection, type ConnectionHost } from "./http1/client-connection.js";
 import type { Transaction } from "./http1/transaction.js";
-import { Exchange } from "./http1/exchange.js";
-import { relaysTransferCoding } from "./http1/forward-plan.js";
+import { Exchange } from "./exchange.js";
+import { relaysTransferCoding } from "./forward-plan.js";
+import { Http1ClientSide } from "./http1/http1-client-side.js";
+import { H2ClientSide } from "./http2/h2-client-side.js";
 import { faultAt } from "./fault-injection.js";
 import { LocalAnswer } from "./http1/local-answer.js";
 import type { RelayContext } from "./relay-context.js";
@@ -16,8 +18,6 @@ import type { RequestHead } from "./http1/request-head.js";
 import { CLIENT_KEEP_ALIVE_SECONDS } from "./http1/response-head.js";
 import { H2Listener } from "./http2/h2-listener.js";
 import type { ForwardToHttp1, H2RoutingParts } from "./http2/h2-routing.js";
-import { H1ToH2cExchange } from "./cross-protocol/h1-to-h2c-exchange.js";
-import { H2ToH1Exchange } from "./cross-protocol/h2-to-h1-exchange.js";
 import { ParserPool } from "./http1/parser-pool.js";
 import { AcceptGroup } from "./accept-group.js";
 import { BurstGarbage } from "./burst-garbage.js";
@@ -148,14 +148,14 @@ export class RelayServer implements ConnectionHost, Listener {
 
   /** A request for the app: relayed in the protocol it speaks. */
   #exchangeFor(request: RequestHead, connection: ClientConnection): Transaction {
-    const context = this.#parts.context;
-    if (this.#h2cForHttp1 !== undefined && !request.upgrade) return new H1ToH2cExchange(context, this.#h2cForHttp1, connection, request);
-    return new Exchange(context, this.#parts.upstreamPool, connection, request);
+    const side = new Http1ClientSide(connection, request);
+    new Exchange(this.#parts.context, side, this.#h2cForHttp1 !== undefined && !request.upgrade ? this.#h2cForHttp1 : this.#parts.upstreamPool);
+    return side;
   }
 
-  /** An h2 stream to the HTTP/1.1 app: the two codecs are paired here, above both. */
+  /** An h2 stream to the HTTP/1.1 app: given to the h2 routing from here, above both codecs. */
   readonly #forwardToHttp1: ForwardToHttp1 = (stream, request, remoteAddress, preRead, preReadEnded) => {
-    new H2ToH1Exchange(this.#parts.context, this.#parts.upstreamPool, stream, request, remoteAddress, preRead, preReadEnded).start();
+    new Exchange(this.#parts.context, new H2ClientSide(stream, request, remoteAddress, preRead, preReadEnded), this.#parts.upstreamPool).start();
   };
 
   forget(connection: ClientConnection): void {

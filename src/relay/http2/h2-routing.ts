@@ -2,7 +2,8 @@
 import { matchHealthPath, type HealthEndpoints } from "../../http/health.js";
 import type { RelayContext } from "../relay-context.js";
 import { RequestRecord } from "../request-record.js";
-import { H2Exchange } from "./h2-exchange.js";
+import { Exchange } from "../exchange.js";
+import { H2ClientSide } from "./h2-client-side.js";
 import { answerOwnError } from "./h2-own-answer.js";
 import { streamWriter, type H2Request } from "./h2-request.js";
 import type { H2cPool } from "./h2c-pool.js";
@@ -30,7 +31,7 @@ export interface LocalH2Service {
 }
 
 /**
- * Relays a stream to an HTTP/1.1 app (src/relay/cross-protocol/, given by the listener above both
+ * Relays a stream to an HTTP/1.1 app (the one exchange, given by the listener above both
  * codecs, so this one needs nothing of HTTP/1.1's). `preRead`: the body a local service read first.
  */
 export type ForwardToHttp1 = (stream: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded: boolean) => void;
@@ -81,20 +82,7 @@ export function routeStream(parts: H2RoutingParts, stream: ClientStream, request
 
 /** To the app, in the protocol `--upstream-protocol` says; `preRead`: the body a local service read first. */
 export function forward(parts: H2RoutingParts, stream: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded = true): void {
-  const { context } = parts;
-  if (request.method === "CONNECT" || request.url === "*" || request.url.charCodeAt(0) !== 0x2f /* "/" */) {
-    const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
-    if (request.method === "OPTIONS" && request.url === "*") {
-      // `OPTIONS *` asks about the server, which is ours to answer (as over HTTP/1.1).
-      record.responseHead(200);
-      streamWriter(stream, request).send(200, ["content-length", "0"], Buffer.alloc(0));
-    } else {
-      const reason = request.method === "CONNECT" ? "CONNECT is not supported" : "bad request target";
-      answerOwnError(context, stream, request, record, request.method === "CONNECT" ? 501 : 400, new Error(reason), reason);
-    }
-    finishOnClose(stream, record);
-    return;
-  }
+  // The target (CONNECT, `OPTIONS *`) is the exchange's plan to judge, as for HTTP/1.1 (forward-plan.ts).
   if (parts.upstreamProtocol === "auto" && !parts.h2cPool().knowsProtocol) {
     // Until the app has answered a preface, the stream waits (nothing of it sent, its body held
     // by its own window); then it goes on, in the protocol the app turned out to speak.
@@ -120,7 +108,7 @@ function forwardKnowing(parts: H2RoutingParts, stream: ClientStream, request: H2
     parts.forwardToHttp1(stream, request, remoteAddress, preRead, preReadEnded);
     return;
   }
-  new H2Exchange(context, parts.h2cPool(), stream, request, remoteAddress, preRead, preReadEnded).start();
+  new Exchange(context, new H2ClientSide(stream, request, remoteAddress, preRead, preReadEnded), parts.h2cPool()).start();
 }
 
 /** An answer of ours on the stream: its record is finished when the stream closes. */
