@@ -58,13 +58,19 @@ const SERVER_OPTIONS: ForwardPlan = { kind: "server options" };
 export function planForward(request: ClientRequest, context: RelayContext): ForwardPlan {
   // Not a reverse proxy's to serve, over either protocol (over HTTP/1.1, llhttp would hand what follows its head to a tunnel).
   if (request.method === "CONNECT") return refuse(501, "CONNECT is not supported", "CONNECT is not a reverse proxy's to serve");
-  // Then, whatever the target: a body whose framing cannot be passed on must not be read as
-  // what follows it, so its 501 (and the close) comes before `OPTIONS *` is ours to answer.
-  const framing = framingRefusal(request);
-  if (framing !== undefined) return framing;
+  // An h2 client's head needs none of what follows until the target: its codec refused
+  // Transfer-Encoding and Connection (connection-specific, RFC 9113 §8.2.2), and its listener
+  // applied the authority rule (a stream error there, where HTTP/1.1 gets the 400 below).
+  const http1 = request.protocol === "HTTP/1.1";
   const clientHost = request.authority;
-  const host = hostRefusal(clientHost);
-  if (host !== undefined) return host;
+  if (http1) {
+    // Then, whatever the target: a body whose framing cannot be passed on must not be read as
+    // what follows it, so its 501 (and the close) comes before `OPTIONS *` is ours to answer.
+    const framing = framingRefusal(request);
+    if (framing !== undefined) return framing;
+    const host = hostRefusal(clientHost);
+    if (host !== undefined) return host;
+  }
   const url = request.url;
   let target: string;
   let hostOverride: string | undefined;
@@ -73,7 +79,7 @@ export function planForward(request: ClientRequest, context: RelayContext): Forw
   } else {
     // RFC 9112 §3.2.2: a server must accept absolute-form; like nginx, its authority replaces Host.
     // (An h2 `:path` is origin-form or `*`: the codec refused anything else of an http one.)
-    const absolute = request.protocol === "HTTP/1.1" ? parseAbsoluteTarget(url) : undefined;
+    const absolute = http1 ? parseAbsoluteTarget(url) : undefined;
     if (absolute === undefined) {
       // `OPTIONS *` asks about the server, which is ours to answer.
       if (url === "*" && request.method === "OPTIONS") return SERVER_OPTIONS;
@@ -84,7 +90,7 @@ export function planForward(request: ClientRequest, context: RelayContext): Forw
   }
   let upgrade: "websocket" | "other" | undefined;
   if (request.upgrade) upgrade = (request.header("upgrade") ?? "").toLowerCase() === "websocket" ? "websocket" : "other";
-  const connection = request.joined("connection");
+  const connection = http1 ? request.joined("connection") : undefined;
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames(connection);
   // A Host the client's Connection lists is hop-by-hop too: the upstream's goes instead; X-Forwarded-Host still names it.
   const authority = hostOverride ?? (listed.has("host") ? undefined : clientHost);
@@ -103,8 +109,8 @@ export function framingRefusal(request: RequestView): Refusal | undefined {
 /**
  * The refusal of an authority that fails the one rule (src/http/authority.ts), whatever becomes
  * of it: it goes on as Host or `:authority`, or as X-Forwarded-Host when Connection lists it or
- * an absolute-form target replaces it. An h2 client's never fails here: its listener refused the
- * stream already (a stream error). undefined when it passes, or when there is none (an HTTP/1.0
+ * an absolute-form target replaces it. An h2 client's is not judged here: its listener refused
+ * the stream already (a stream error). undefined when it passes, or when there is none (an HTTP/1.0
  * request; the listener has refused an HTTP/1.1 one without Host, or with two).
  */
 export function hostRefusal(host: string | undefined): Refusal | undefined {

@@ -35,14 +35,19 @@ export function relayedFields(fields: readonly string[]): string[] {
  * 204 loses its content-length (RFC 9110 §8.6). A new list (the stream adds its date).
  */
 export function answerFields(status: number, headers: readonly string[]): string[] {
+  // An h2c app's head (`:status` first: no HTTP/1.1 name starts with ":") has lower-case names
+  // and no Connection, both the codec's rules: neither is looked for again.
+  const fromH2 = headers[0] === ":status";
   let connection: string[] | undefined;
-  for (let index = 0; index < headers.length; index += 2) {
-    if (isNamed(headers[index]!, "connection")) (connection ??= []).push(headers[index + 1]!);
+  if (!fromH2) {
+    for (let index = 0; index < headers.length; index += 2) {
+      if (isNamed(headers[index]!, "connection")) (connection ??= []).push(headers[index + 1]!);
+    }
   }
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames(connection);
   const out: string[] = [":status", String(status)];
   for (let index = 0; index < headers.length; index += 2) {
-    const name = headers[index]!.toLowerCase();
+    const name = fromH2 ? headers[index]! : headers[index]!.toLowerCase();
     if (name.charCodeAt(0) === 0x3a /* ":" */ || isHopByHop(name, listed) || name === "host") continue;
     if (status === 204 && name === "content-length") continue;
     if (repeatedSingle(name, out)) continue;
