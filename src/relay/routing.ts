@@ -1,20 +1,19 @@
 // Where each request on the listener goes, whichever protocol it came in: a health answer of §2, a local service (the hook src/grpc-health/ plugs into), or the app over HTTP/1.1 or h2c; decided here once, each answer written by its protocol's side.
 import { matchHealthPath, type HealthEndpoints, type HealthPath } from "../http/health.js";
 import type { RelayContext } from "./relay-context.js";
-import { Exchange } from "./http1/exchange.js";
+import { Exchange } from "./exchange.js";
+import { Http1ClientSide } from "./http1/http1-client-side.js";
+import { H2ClientSide } from "./http2/h2-client-side.js";
 import { CODING_REFUSED, LocalAnswer, http1Refusal } from "./http1/local-answer.js";
 import type { ClientConnection } from "./http1/client-connection.js";
 import type { RequestHead } from "./http1/request-head.js";
 import type { Transaction } from "./http1/transaction.js";
 import type { UpstreamPool } from "./http1/upstream-pool.js";
-import { H2Exchange } from "./http2/h2-exchange.js";
-import { answerHealthOnStream, answerTarget, readClaimedBody, refuseGrpcForHttp1 } from "./http2/h2-local-answer.js";
+import { answerHealthOnStream, readClaimedBody, refuseGrpcForHttp1 } from "./http2/h2-local-answer.js";
 import type { H2Request } from "./http2/h2-request.js";
 import type { H2cPool } from "./http2/h2c-pool.js";
 import type { ClientStream } from "./http2/client-stream.js";
 import type { LocalBodyReads } from "./http2/local-body-reads.js";
-import { H1ToH2cExchange } from "./cross-protocol/h1-to-h2c-exchange.js";
-import { H2ToH1Exchange } from "./cross-protocol/h2-to-h1-exchange.js";
 
 /** `--upstream-protocol` (CONTRACT §13). */
 export type UpstreamProtocol = "auto" | "http1" | "h2c";
@@ -95,9 +94,9 @@ export class Router {
 
   /** A request for the app: relayed in the protocol it speaks. */
   #exchangeFor(request: RequestHead, connection: ClientConnection): Transaction {
-    const context = this.#parts.context;
-    if (this.#appProtocolFor(false, request.upgrade) === "h2c") return new H1ToH2cExchange(context, this.#h2cForHttp1!, connection, request);
-    return new Exchange(context, this.#parts.upstreamPool, connection, request);
+    const side = new Http1ClientSide(connection, request);
+    new Exchange(this.#parts.context, side, this.#appProtocolFor(false, request.upgrade) === "h2c" ? this.#h2cForHttp1! : this.#parts.upstreamPool);
+    return side;
   }
 
   /** Routes one h2 stream: a health answer, then a local service, else the app. `bodyReads`: the listener's, for a local service's body. */
@@ -120,10 +119,7 @@ export class Router {
 
   /** To the app, in the protocol `--upstream-protocol` says; `preRead`: the body a local service read first. */
   #forward(stream: ClientStream, request: H2Request, remoteAddress: string | undefined, preRead: Buffer | undefined, preReadEnded = true): void {
-    if (request.method === "CONNECT" || request.url === "*" || request.url.charCodeAt(0) !== 0x2f /* "/" */) {
-      answerTarget(this.#parts.context, stream, request, remoteAddress);
-      return;
-    }
+    // The target (CONNECT, `OPTIONS *`) is the exchange's plan to judge, as for HTTP/1.1 (forward-plan.ts).
     if (this.#appProtocolFor(true, false) === "learn") {
       // Until the app has answered a preface, the stream waits (nothing of it sent, its body held
       // by its own window); then it goes on, in the protocol the app turned out to speak.
@@ -144,9 +140,9 @@ export class Router {
         refuseGrpcForHttp1(context, stream, request, remoteAddress);
         return;
       }
-      new H2ToH1Exchange(context, this.#parts.upstreamPool, stream, request, remoteAddress, preRead, preReadEnded).start();
+      new Exchange(context, new H2ClientSide(stream, request, remoteAddress, preRead, preReadEnded), this.#parts.upstreamPool).start();
       return;
     }
-    new H2Exchange(context, this.#parts.h2cPool(), stream, request, remoteAddress, preRead, preReadEnded).start();
+    new Exchange(context, new H2ClientSide(stream, request, remoteAddress, preRead, preReadEnded), this.#parts.h2cPool()).start();
   }
 }

@@ -186,7 +186,7 @@ t.test('a fault at "tunnel data": that WebSocket only', async (t) => {
   t.equal(seriesValue(await scrapeText(daemon.metricsPort!), "readiness_proxy_upgraded_connections"), 0, "no tunnel left open");
 });
 
-// The HTTP/1.1 client's exchange with an h2c app (cross-protocol/h1-to-h2c-exchange.ts) follows the same rule: a 502 when nothing of the answer went out, not a bare cut.
+// The HTTP/1.1 client's exchange with an h2c app (the one exchange, over http2/h2c-app-side.ts) follows the same rule: a 502 when nothing of the answer went out, not a bare cut.
 t.test("a fault as an h2c app's head is handed on: the HTTP/1.1 client gets a 502, the next request a 200", async (t) => {
   const app = await startH2Upstream(t);
   app.handle((stream) => {

@@ -2,7 +2,8 @@
 import fc from "fast-check";
 import t from "tap";
 import { isNamed } from "../../src/relay/header-name.js";
-import { NO_LISTED_NAMES, isHopByHop } from "../../src/relay/hop-by-hop.js";
+import type { Forwarding } from "../../src/relay/forward-plan.js";
+import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../../src/relay/hop-by-hop.js";
 import { forwardedRequestHead } from "../../src/relay/http1/forwarded-request-head.js";
 import type { ParsedHead } from "../../src/relay/http1/llhttp-binding.js";
 import { RequestHead } from "../../src/relay/http1/request-head.js";
@@ -135,7 +136,12 @@ t.test("a forwarded request head: the same octets as the string building's", asy
       (method, headers, target, hostOverride, clientAddress, upgrade) => {
         const parsed: ParsedHead = { versionMajor: 1, versionMinor: 1, headers, method, url: target, statusCode: 0, statusMessage: "", upgrade: upgrade !== undefined, keepAlive: true };
         const request = new RequestHead(parsed);
-        const head = forwardedRequestHead(request, { target, hostOverride, clientAddress, upstreamHost: "app:8080", upgrade });
+        // The plan as forward-plan.ts makes it for this head.
+        const connection = request.joined("connection");
+        const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames(connection);
+        const clientHost = request.authority;
+        const plan: Forwarding = { kind: "forward", target, authority: hostOverride ?? (listed.has("host") ? undefined : clientHost), forwardedHost: hostOverride ?? clientHost, listed, upgrade };
+        const head = forwardedRequestHead(request, plan, clientAddress, "app:8080");
         return head.octets.toString("latin1") === oracleRequestHead(request, target, hostOverride, clientAddress, "app:8080", upgrade);
       },
     ),

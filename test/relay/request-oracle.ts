@@ -242,7 +242,8 @@ export function disagreements(expectation: Expectation, result: ExchangeResult, 
   let matched = 0;
   while (matched < wanted.length && matched < got.length && wanted[matched]!.includes(got[matched]!)) matched++;
   const rest = got.slice(matched);
-  const is4xx = (status: number) => status >= 400 && status < 500;
+  // A refusal: a 4xx, or the 501 of what is not served (CONNECT, over either protocol).
+  const is4xx = (status: number) => (status >= 400 && status < 500) || status === 501;
   if (cutShort) {
     if (!expectation.excluded && (rest.length > 1 || !rest.every(is4xx))) problems.push(`answers ${JSON.stringify(got)}: expected a prefix of ${JSON.stringify(wanted)}, then at most one 4xx`);
   } else if (matched < wanted.length) problems.push(`answers ${JSON.stringify(got)}: expected ${JSON.stringify(wanted)} first`);

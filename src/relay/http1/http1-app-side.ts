@@ -2,8 +2,8 @@
 import type { Socket } from "node:net";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../proxy-observer.js";
-import type { RequestView } from "../../http/response-writer.js";
-import type { AppSide, AppUser } from "../app-side.js";
+import type { AppSide, AppUser, ReadEndWaiter } from "../app-side.js";
+import type { ClientRequest, Forwarding } from "../forward-plan.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
 import { HeldOctets } from "../held-octets.js";
 import { MAX_INTERIM_HEADS, tooManyInterimHeads } from "../interim-limit.js";
@@ -12,22 +12,18 @@ import type { RequestRecord } from "../request-record.js";
 import { HEAD_TIMEOUT_CODE, type UpstreamFailure } from "../upstream-failure.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
 import { LAST_CHUNK, writeBodyChunk } from "./body-framing.js";
-import type { ForwardedHead } from "./forwarded-request-head.js";
+import { forwardedRequestHead, type ForwardedHead } from "./forwarded-request-head.js";
 import { unaskedSwitch } from "./interim-responses.js";
 import { BODY, type BodyDirective, type ParsedHead } from "./llhttp-binding.js";
 import { canBeSentAgain, closedUnderUs } from "./retry-policy.js";
-import type { ReadEndWaiter, UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
+import type { UpstreamConnection, UpstreamOwner } from "./upstream-connection.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 
-/** An HTTP/1.1 app's heads, as llhttp parsed them (the rest of what the exchange is told: AppUser). */
+/** What only an HTTP/1.1 app tells (the rest: AppUser): a switch to the WebSocket asked for, then its tunnel. */
 export interface Http1AppUser extends AppUser {
-  /** An interim (1xx) answer within the limit; false when the client's side is full (the app's connection stops being read). */
-  interim(head: ParsedHead): boolean;
   /** The 101 to the WebSocket the request asked for: its head goes to the client; the tunnel follows (`tunnel`). */
   switchedProtocols(head: ParsedHead): void;
   tunnel(socket: Socket, rest: Buffer): void;
-  /** The app's final head, to be relayed; the answer says whether llhttp reads a body. */
-  head(head: ParsedHead): BodyDirective;
 }
 
 /** How a client's protocol wants its requests sent; one constant per kind of exchange. */
@@ -43,13 +39,27 @@ export interface Http1SendRules {
   readonly holdLastByte: boolean;
 }
 
+/** An HTTP/1.1 client's body is checked by llhttp as it is read, so its last byte goes as it comes; an idempotent request may go again. */
+const HTTP1_CLIENT_RULES: Http1SendRules = { mayResend: true, holdLastByte: false };
+
+/**
+ * An h2 client's request is whole only at its END_STREAM, so its last byte waits for it; never
+ * sent again: it goes only on a connection fresh enough not to race the app's idle close.
+ */
+const H2_CLIENT_RULES: Http1SendRules = { mayResend: false, holdLastByte: true };
+
+/** The rules for a client of this protocol. */
+export function sendRulesFor(protocol: "HTTP/1.1" | "HTTP/2"): Http1SendRules {
+  return protocol === "HTTP/1.1" ? HTTP1_CLIENT_RULES : H2_CLIENT_RULES;
+}
+
 const NO_HEAD: ForwardedHead = { octets: Buffer.alloc(0), framing: "none" };
 
 /** One per request, made with its exchange; `forward` once its head is planned, `open` once admitted. */
 export class Http1AppSide implements AppSide, UpstreamOwner {
   readonly #context: RelayContext;
   readonly #pool: UpstreamPool;
-  readonly #request: RequestView;
+  readonly #request: ClientRequest;
   readonly #record: RequestRecord;
   readonly #user: Http1AppUser;
   readonly #rules: Http1SendRules;
@@ -75,7 +85,7 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
   #finished = false;
 
   /** Made with its exchange, which may hear of the body (held) before its head is planned. */
-  constructor(context: RelayContext, pool: UpstreamPool, request: RequestView, record: RequestRecord, rules: Http1SendRules, user: Http1AppUser) {
+  constructor(context: RelayContext, pool: UpstreamPool, request: ClientRequest, record: RequestRecord, rules: Http1SendRules, user: Http1AppUser) {
     this.#context = context;
     this.#pool = pool;
     this.#request = request;
@@ -84,10 +94,11 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
     this.#user = user;
   }
 
-  /** The head the request goes with, planned before admission; `open` sends it. */
-  forward(head: ForwardedHead, upgrade?: "websocket" | "other"): void {
+  /** The head the request goes with, encoded from the plan before admission; `open` sends it. */
+  forward(plan: Forwarding, clientAddress: string): void {
+    const head = forwardedRequestHead(this.#request, plan, clientAddress, this.#context.upstreamHost);
     this.#head = head;
-    this.#upgrade = upgrade;
+    this.#upgrade = plan.upgrade;
     if (this.#rules.holdLastByte && head.framing === "length") this.#bodyLeft = Number(this.#request.header("content-length"));
   }
 
@@ -222,13 +233,14 @@ export class Http1AppSide implements AppSide, UpstreamOwner {
       return BODY.skip;
     }
     this.#answered = true;
-    return this.#user.head(head);
+    this.#user.head(status, head.statusMessage, head.headers, false);
+    return this.#request.method === "HEAD" ? BODY.skip : BODY.parse;
   }
 
   /** Interim answers (100 Continue, 103 Early Hints) are relayed as they come, and only so many: a flood of them is a 502. */
   #onInterim(head: ParsedHead): BodyDirective {
     if (++this.#interimHeads > MAX_INTERIM_HEADS) return this.#failOnHead(tooManyInterimHeads(), "upstream unavailable");
-    if (!this.#user.interim(head)) this.#upstream?.pauseReading();
+    if (!this.#user.interim(head.statusCode, head.statusMessage, head.headers)) this.#upstream?.pauseReading();
     return BODY.parse;
   }
 

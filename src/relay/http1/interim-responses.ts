@@ -1,22 +1,12 @@
-// The answers an HTTP/1.1 app sends before its final one: interim heads (100, 103) relayed to clients that can read them, and a 101 checked against the upgrade that was asked for.
-import type { ClientConnection } from "./client-connection.js";
+// Interim answers on the HTTP/1.1 side: the 100 Continue the relay owes, and an app's 101 checked against the upgrade that was asked for.
 import type { ParsedHead } from "./llhttp-binding.js";
 import { headerValue, type RequestHead } from "./request-head.js";
-import { relayedResponseHead, upstreamHeaderFacts } from "./response-head.js";
+import { relayedResponseHead } from "./response-head.js";
 
 /** What the relay answers an `Expect: 100-continue` with, once the body has somewhere to go (as node:http and nginx do). */
 export const CONTINUE_HEAD = "HTTP/1.1 100 Continue\r\n\r\n";
 /** The 101 handshake's own hop-by-hop headers, which pass with it. */
 const UPGRADE_HEADERS = ["upgrade", "connection"];
-
-/**
- * An interim head goes to an HTTP/1.1 client as it comes (an HTTP/1.0 one cannot read it), held
- * back by the client's socket like body bytes: false when the upstream should pause.
- */
-export function relayInterimHead(client: ClientConnection, request: RequestHead, head: ParsedHead): boolean {
-  if (request.versionMinor < 1) return true;
-  return client.write(relayedResponseHead(head.statusCode, head.statusMessage, head.headers, upstreamHeaderFacts(head.headers), "none", true));
-}
 
 /**
  * Whether the relay owes the client a `100 Continue` (the app never sees `expect`: it is
@@ -34,6 +24,6 @@ export function unaskedSwitch(upgrade: "websocket" | "other" | undefined, head: 
 }
 
 /** The 101 as the client gets it: its Upgrade and Connection pass, and the connection is the tunnel's after it. */
-export function switchingProtocolsHead(head: ParsedHead): Buffer {
-  return relayedResponseHead(101, head.statusMessage, head.headers, { hasContentLength: true, hasDate: true }, "none", false, UPGRADE_HEADERS);
+export function switchingProtocolsHead(status: number, message: string, fields: readonly string[]): Buffer {
+  return relayedResponseHead(status, message, fields, { hasContentLength: true, hasDate: true }, "none", false, UPGRADE_HEADERS);
 }

@@ -4,7 +4,7 @@ import type { ClientConnection } from "./client-connection.js";
 import type { Transaction } from "./transaction.js";
 import { wholeAnswerWriter } from "./own-answer.js";
 import type { RequestHead } from "./request-head.js";
-import { relaysTransferCoding } from "./forward-plan.js";
+import { relaysTransferCoding } from "../forward-plan.js";
 
 /** Writes the whole answer to `request` through `writer`. */
 export type LocalAnswerer = (request: RequestHead, writer: ResponseWriter, connection: ClientConnection) => void;

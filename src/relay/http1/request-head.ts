@@ -1,10 +1,10 @@
 // One client request's head as llhttp parsed it: what the health endpoints, the error pages and the forwarded head read.
-import type { RequestView } from "../../http/response-writer.js";
+import type { ClientRequest } from "../forward-plan.js";
 import { isNamed } from "../header-name.js";
 import type { ParsedHead } from "./llhttp-binding.js";
 
 /** A request head; header lookups scan the raw list (a handful of fields, read a few times per request). */
-export class RequestHead implements RequestView {
+export class RequestHead implements ClientRequest {
   readonly method: string;
   readonly url: string;
   readonly versionMajor: number;
@@ -24,6 +24,20 @@ export class RequestHead implements RequestView {
     this.headers = head.headers;
     this.keepAlive = head.keepAlive;
     this.upgrade = head.upgrade;
+  }
+
+  /** The Host the client sent (the listener has refused an HTTP/1.1 request with none, or two). */
+  get authority(): string | undefined {
+    return headerValue(this.headers, "host");
+  }
+
+  get protocol(): "HTTP/1.1" {
+    return "HTTP/1.1";
+  }
+
+  /** Content-Length or Transfer-Encoding frames an HTTP/1.1 body: without either, none follows. */
+  get unframedBody(): boolean {
+    return false;
   }
 
   /** Every value of a header joined with ", " (as node:http's `req.headers` joins them), or undefined. */

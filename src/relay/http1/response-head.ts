@@ -48,8 +48,10 @@ export function upstreamHeaderFacts(headers: readonly string[]): UpstreamHeaderF
 }
 
 /**
- * The upstream's response head for the client. `keep` lists hop-by-hop names that pass anyway
- * (a WebSocket 101's Upgrade and Connection). A 204 loses any Content-Length (RFC 9110 §8.6).
+ * An app's response head for an HTTP/1.1 client, whichever protocol the app spoke (llhttp's
+ * flat list with names as sent, or the codec's, whose pseudo-headers are skipped). `keep` lists hop-by-hop names that pass anyway
+ * (a WebSocket 101's Upgrade and Connection); `zeroLength` adds
+ * `content-length: 0`. A 204 loses any Content-Length (RFC 9110 §8.6).
  */
 export function relayedResponseHead(
   status: number,
@@ -59,6 +61,7 @@ export function relayedResponseHead(
   framing: ResponseFraming,
   keepAlive: boolean,
   keep?: readonly string[],
+  zeroLength = false,
 ): Buffer {
   // One Connection field (the usual) is passed as it is; a list is made only for a second.
   let connection: string | undefined;
@@ -79,6 +82,8 @@ export function relayedResponseHead(
   out.put(status < 200 ? "\r\n" : keepAlive ? STATUS_END_KEEP_ALIVE : STATUS_END_CLOSE);
   for (let index = 0; index < headers.length; index += 2) {
     const name = headers[index]!;
+    // An h2c app's pseudo-headers: the status line says them.
+    if (name.charCodeAt(0) === 0x3a /* ":" */) continue;
     if (isHopByHop(name, listed) && !(keep !== undefined && keep.includes(name.toLowerCase()))) continue;
     if (status === 204 && isNamed(name, "content-length")) continue;
     out.put(name);
@@ -86,6 +91,8 @@ export function relayedResponseHead(
     out.put(headers[index + 1]!);
     out.put("\r\n");
   }
+  // An h2c app's answer that ended with its HEADERS says its empty body by that alone.
+  if (zeroLength) out.put("content-length: 0\r\n");
   if (!facts.hasDate) {
     out.put("date: ");
     out.put(httpDate());

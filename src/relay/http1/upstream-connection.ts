@@ -4,6 +4,7 @@ import { faultAt } from "../fault-injection.js";
 import { isNamed } from "../header-name.js";
 import { HEAD_TIMEOUT_CODE, UpstreamFailure } from "../upstream-failure.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
+import type { ReadEndWaiter } from "../app-side.js";
 
 /** What an exchange is told by the connection it holds. */
 export interface UpstreamOwner {
@@ -21,11 +22,6 @@ export interface UpstreamOwner {
   onUpstreamDrain(): void;
   /** A defect of ours in one of this connection's callbacks (the connection is already destroyed). */
   onInternalFault(error: unknown): void;
-}
-
-/** Told when the read being parsed has been, so that what it held back goes out (see holdUntilReadEnds). */
-export interface ReadEndWaiter {
-  readEnded(): void;
 }
 
 /** Host and port, or a unix socket's path (`--upstream unix:`). */

@@ -29,20 +29,6 @@ export function readClaimedBody(bodyReads: LocalBodyReads, stream: ClientStream,
   });
 }
 
-/** A target that is no origin-form path: `OPTIONS *` is ours to answer (200), CONNECT a 501, anything else a 400. Recorded as a request. */
-export function answerTarget(context: RelayContext, stream: ClientStream, request: H2Request, remoteAddress: string | undefined): void {
-  const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");
-  if (request.method === "OPTIONS" && request.url === "*") {
-    // `OPTIONS *` asks about the server, which is ours to answer (as over HTTP/1.1).
-    record.responseHead(200);
-    streamWriter(stream, request).send(200, ["content-length", "0"], Buffer.alloc(0));
-  } else {
-    const reason = request.method === "CONNECT" ? "CONNECT is not supported" : "bad request target";
-    answerOwnError(context, stream, request, record, request.method === "CONNECT" ? 501 : 400, new Error(reason), reason);
-  }
-  finishOnClose(stream, record);
-}
-
 /** A gRPC call for an app that speaks HTTP/1.1: the gRPC error of CONTRACT §13, never a mangled call. */
 export function refuseGrpcForHttp1(context: RelayContext, stream: ClientStream, request: H2Request, remoteAddress: string | undefined): void {
   const record = new RequestRecord(context, request, remoteAddress, "HTTP/2");

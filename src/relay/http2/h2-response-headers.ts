@@ -1,4 +1,5 @@
-// The app's response head (and either side's trailers) as the other h2 side gets them, as the codec's flat lists: hop-by-hop fields dropped, names lower-cased, repeats kept where HTTP/2 allows them.
+// An app's response head for an h2 client, and either side's trailers for the other h2 side, as the codec's flat lists: hop-by-hop fields dropped, names lower-cased, repeats kept where HTTP/2 allows them.
+import { isNamed } from "../header-name.js";
 import { NO_LISTED_NAMES, connectionListedNames, isHopByHop } from "../hop-by-hop.js";
 
 /** Fields of one value (node:http2's list): of a second one, the first wins, as most clients read it. */
@@ -10,8 +11,8 @@ export const SINGLE_VALUE: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * An h2c app's head or trailers, or a client's trailers (the codec's flat lists), for the other
- * side: `:status` kept, other pseudo-headers and the connection-specific fields the codec refuses
+ * Trailers, an h2c app's or an h2 client's (the codec's flat lists), for the other side:
+ * pseudo-headers and the connection-specific fields the codec refuses
  * to send dropped, the first of a repeated single-value field kept, other repeats kept in order.
  * A new list (the receiver may add to it).
  */
@@ -19,7 +20,7 @@ export function relayedFields(fields: readonly string[]): string[] {
   const out: string[] = [];
   for (let index = 0; index < fields.length; index += 2) {
     const name = fields[index]!;
-    if (name.charCodeAt(0) === 0x3a /* ":" */ ? name !== ":status" : isHopByHop(name, NO_LISTED_NAMES)) continue;
+    if (name.charCodeAt(0) === 0x3a /* ":" */ || isHopByHop(name, NO_LISTED_NAMES)) continue;
     if (repeatedSingle(name, out)) continue;
     out.push(name, fields[index + 1]!);
   }
@@ -27,20 +28,27 @@ export function relayedFields(fields: readonly string[]): string[] {
 }
 
 /**
- * An HTTP/1.1 app's head (llhttp's flat list) for an h2 client, as the codec's flat list: names
- * lower-cased, hop-by-hop fields (and those Connection lists) and Host dropped, the first of a
- * repeated single-value field kept; a 204 loses its content-length (RFC 9110 §8.6).
+ * An app's head, interim or final, for an h2 client, as the codec's flat list, whichever
+ * protocol the app spoke (llhttp's flat list with names as sent, or the codec's with `:status`
+ * first): `:status` first, names lower-cased, pseudo-headers, Host and hop-by-hop fields (and
+ * those the app's Connection lists) dropped, the first of a repeated single-value field kept; a
+ * 204 loses its content-length (RFC 9110 §8.6). A new list (the stream adds its date).
  */
-export function h1ToH2Fields(status: number, headers: readonly string[]): string[] {
+export function answerFields(status: number, headers: readonly string[]): string[] {
+  // An h2c app's head (`:status` first: no HTTP/1.1 name starts with ":") has lower-case names
+  // and no Connection, both the codec's rules: neither is looked for again.
+  const fromH2 = headers[0] === ":status";
   let connection: string[] | undefined;
-  for (let index = 0; index < headers.length; index += 2) {
-    if (headers[index]!.toLowerCase() === "connection") (connection ??= []).push(headers[index + 1]!);
+  if (!fromH2) {
+    for (let index = 0; index < headers.length; index += 2) {
+      if (isNamed(headers[index]!, "connection")) (connection ??= []).push(headers[index + 1]!);
+    }
   }
   const listed = connection === undefined ? NO_LISTED_NAMES : connectionListedNames(connection);
   const out: string[] = [":status", String(status)];
   for (let index = 0; index < headers.length; index += 2) {
-    const name = headers[index]!.toLowerCase();
-    if (isHopByHop(name, listed) || name === "host") continue;
+    const name = fromH2 ? headers[index]! : headers[index]!.toLowerCase();
+    if (name.charCodeAt(0) === 0x3a /* ":" */ || isHopByHop(name, listed) || name === "host") continue;
     if (status === 204 && name === "content-length") continue;
     if (repeatedSingle(name, out)) continue;
     out.push(name, headers[index + 1]!);

@@ -6,8 +6,9 @@ import type { H2Connection } from "../../h2-codec/h2-connection.js";
 import { H2_ERROR } from "../../h2-codec/codec-error.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import { upstreamErrorReason } from "../proxy-observer.js";
-import type { RequestView } from "../../http/response-writer.js";
 import type { AppSide, AppUser } from "../app-side.js";
+import type { ClientRequest, Forwarding } from "../forward-plan.js";
+import { upstreamH2Fields } from "./h2-forward-headers.js";
 import { withinBoundary } from "../fault-injection.js";
 import { HELD_BODY_BYTES } from "../held-body-limit.js";
 import { HeldOctets } from "../held-octets.js";
@@ -17,28 +18,18 @@ import type { RequestRecord } from "../request-record.js";
 import { HEAD_TIMEOUT_CODE } from "../upstream-failure.js";
 import { interceptsUpstreamError, logInterceptedError } from "../upstream-error-page.js";
 
-/** An h2c app's heads and trailers as the codec's flat lists, `:status` first in a head (the rest of what the exchange is told: AppUser). */
-export interface H2cAppUser extends AppUser {
-  /** The request head for a new stream (again, for one the app refused): the codec's flat list. */
-  appHead(): string[];
-  /** An interim (1xx) answer within the limit; false when the client's side is full (as `data`). */
-  interim(fields: readonly string[]): boolean;
-  /** The app's final head, to be relayed (`ended`: no body follows). */
-  head(fields: readonly string[], ended: boolean): void;
-  trailers(fields: readonly string[]): void;
-  /** The client's body waits (for the stream, a new one, or room). */
-  pauseBody(): void;
-}
-
 /** One per request, made with its exchange; `open` once admitted. */
 export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   readonly #context: RelayContext;
   readonly #pool: H2cPool;
-  readonly #request: RequestView;
+  readonly #request: ClientRequest;
   readonly #record: RequestRecord;
   /** The wait before a refused connect is tried again (--upstream-connect-retry). */
   #retryTimer: NodeJS.Timeout | undefined;
-  readonly #user: H2cAppUser;
+  readonly #user: AppUser;
+  /** What the request is encoded with (`forward`), each time a stream is opened for it. */
+  #plan: Forwarding | undefined;
+  #clientAddress = "";
   #session: H2Connection | undefined;
   #upstream: AppStream | undefined;
   /** Body octets waiting for the stream, sent before anything after them. */
@@ -58,13 +49,35 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
   /** The app is done with (answered, failed, let go): nothing more goes to it or comes from it. */
   #finished = false;
 
-  constructor(context: RelayContext, pool: H2cPool, request: RequestView, record: RequestRecord, user: H2cAppUser) {
+  constructor(context: RelayContext, pool: H2cPool, request: ClientRequest, record: RequestRecord, user: AppUser) {
     this.#context = context;
     this.#pool = pool;
     this.#request = request;
     this.#record = record;
     this.#user = user;
   }
+
+  forward(plan: Forwarding, clientAddress: string): void {
+    this.#plan = plan;
+    this.#clientAddress = clientAddress;
+  }
+
+  /**
+   * The app's request head, the codec's flat list, made when it is sent (again, for a stream
+   * the app refused) and dropped with the call: kept for the whole call, V8 found these lists
+   * outliving its young generation and allocated them in the old one, where each waited for a
+   * full collection (bench/grpc-profile.mjs --heap, BENCH_HEAP_SURVIVORS=1).
+   */
+  #appHead(): string[] {
+    return upstreamH2Fields(this.#request, this.#plan!, this.#clientAddress, this.#context.upstreamHost);
+  }
+
+  /** No HTTP/1.1 read brings an h2c head: nothing to wait for. */
+  holdUntilReadEnds(): boolean {
+    return false;
+  }
+
+  corkClientUntilReadEnds(): void {}
 
   /** The app's final head came and is relayed. */
   get answered(): boolean {
@@ -146,7 +159,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
     const held = this.#held;
     const trailers = this.#requestTrailers;
     const endStream = this.#requestEnded && held === undefined && trailers === undefined;
-    const upstream = this.#pool.request(session, this.#user.appHead(), endStream);
+    const upstream = this.#pool.request(session, this.#appHead(), endStream);
     this.#upstream = upstream;
     upstream.user = this;
     if (held !== undefined) {
@@ -208,7 +221,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
       this.#letGoOfStream();
       return this.#fail(502, tooManyInterimHeads(), "upstream unavailable");
     }
-    if (!this.#user.interim(fields)) this.#upstream?.pause();
+    if (!this.#user.interim(Number(fields[1]), "", fields)) this.#upstream?.pause();
   }
 
   streamResponse(fields: readonly string[], ended: boolean): void {
@@ -226,7 +239,7 @@ export class H2cAppSide implements AppSide, H2cSessionUser, AppStreamUser {
       return this.#user.interceptError(status);
     }
     this.#answered = true;
-    this.#user.head(fields, ended);
+    this.#user.head(status, "", fields, ended);
   }
 
   streamData(chunk: Buffer): void {
