@@ -104,7 +104,7 @@ export interface DaemonOptions {
    * The daemon's clock and timers (src/timers.ts), the runtime's by default: the readiness cache,
    * the warm-up, the stream deadlines, the listener's sweep (head and keep-alive timeouts),
    * connection ages and their grace, the upstream pools, the queue's timeout, the gRPC probe's
-   * timeout and the shutdown run on them. Tests move them by hand (test/helpers/test-doubles.ts's
+   * timeout, the shutdown and /wait-for-drain's waits run on them. Tests move them by hand (test/helpers/test-doubles.ts's
    * ManualTimers), so no test waits for a timeout.
    */
   readonly timers?: Timers;
@@ -223,6 +223,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     },
     inFlight,
     timeoutMs: config.shutdownTimeoutMs,
+    timers,
   });
   const deadlines =
     config.exchangeIdleTimeoutMs > 0 || config.maxRequestDurationMs > 0

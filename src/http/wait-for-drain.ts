@@ -1,5 +1,6 @@
 // GET /wait-for-drain (CONTRACT §14): the app container's preStop hook, answered once the drain in front of the app is done, never held long.
 import type { ResponseWriter } from "./response-writer.js";
+import { SYSTEM_TIMERS, type Timers } from "../timers.js";
 
 /** How long an answer waits for a drain to begin: the pod's preStop hooks start together, so the sidecar's comes within this. */
 export const DRAIN_BEGIN_WAIT_MS = 5_000;
@@ -12,17 +13,8 @@ export interface DrainProgress {
   delayPassed(): Promise<void>;
 }
 
-/** Timers, injected so tests advance them by hand. */
-export interface Timers {
-  setTimeout(run: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const SYSTEM_TIMERS: Timers = {
-  // Unref'd: a held preStop never keeps the process alive; the listener does that.
-  setTimeout: (run, ms) => setTimeout(run, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+/** The daemon's timers, as far as the wait uses them (unref'd: a held preStop never keeps the process alive; the listener does that). */
+export type DrainTimers = Pick<Timers, "setTimeout" | "clearTimeout">;
 
 export interface WaitForDrainOptions {
   readonly progress: DrainProgress;
@@ -31,7 +23,7 @@ export interface WaitForDrainOptions {
   /** --shutdown-timeout: the longest the requests in flight are waited for. */
   readonly timeoutMs: number;
   readonly beginWaitMs?: number;
-  readonly timers?: Timers;
+  readonly timers?: DrainTimers;
 }
 
 function prepare(text: string): { readonly headers: readonly string[]; readonly body: Buffer } {
@@ -53,7 +45,7 @@ const NOT_DRAINED = prepare('{"drained":false}');
  */
 export class WaitForDrain {
   readonly #options: WaitForDrainOptions;
-  readonly #timers: Timers;
+  readonly #timers: DrainTimers;
 
   constructor(options: WaitForDrainOptions) {
     this.#options = options;

@@ -1,11 +1,11 @@
 // WaitForDrain (GET /wait-for-drain's answer): waits for a drain to begin (at most 5 s, injected here), its delay, and the requests in flight; never longer.
 import t from "tap";
 import { InFlightRequests } from "../../src/relay/in-flight.js";
-import { DRAIN_BEGIN_WAIT_MS, WaitForDrain, type Timers } from "../../src/http/wait-for-drain.js";
+import { DRAIN_BEGIN_WAIT_MS, WaitForDrain } from "../../src/http/wait-for-drain.js";
 import { deferred, ManualTimers as BaseTimers } from "../helpers/test-doubles.js";
 
 /** ManualTimers whose advance also lets the promises it settled run. */
-class ManualTimers extends BaseTimers implements Timers {
+class ManualTimers extends BaseTimers {
   async tick(ms: number): Promise<void> {
     this.advance(ms);
     await flush();

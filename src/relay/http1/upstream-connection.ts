@@ -61,7 +61,7 @@ export class UpstreamConnection {
   #corkedClient: Socket | undefined;
   /** Who holds something back until this read has been parsed (see holdUntilReadEnds). */
   #readEndWaiter: ReadEndWaiter | undefined;
-  /** Set by the pool: when this connection went idle (performance.now()), or -1 while in use. */
+  /** Set by the pool: when this connection went idle (on the pool's clock, the daemon's timers), or -1 while in use. */
   idleSince = -1;
   /** What the app's last `Keep-Alive: timeout=N` allows us to keep it idle, in ms (Infinity: no hint). */
   #hintedIdleMs = Infinity;
