@@ -122,6 +122,13 @@ $(BUNDLE) $(FAULTS_BUNDLE): $(SOURCES) Makefile sea-config.json node_modules/.in
 # 1, 1b, 7 and 8, the same bundle with and without it, 2026-12-06). The compiles happen while
 # the code warms up, so a steady load does not wait for them. Not in V8's flag hash: Node's own
 # code cache is still accepted (no "rejected" under NODE_DEBUG_NATIVE=CODE_CACHE).
+# Both chosen again from the tail and the memory together (issue 53, bench/v8-flags.mjs, the
+# bundle with the stats preload, 3 rounds rotated, 2026-12-07): with concurrent recompilation
+# RssAnon after wrk -c50 42.7-50.6 against 30.6-33.6 MB, the added p99 and p99.9 at 2,000 and
+# 10,000 req/s inside the noise either way; a cap of 4 or 8 MB made as many scavenges as 2 (3.0
+# and 15 a second: the young generation grows only as far as the load uses it), 1 MB twice as
+# many. What the steady load does not wait for, a new replica does: the warm-up before ready
+# (src/relay-warmup.ts) takes those compiles instead.
 # --inspect-port=0: an inspector that a SIGUSR1 opens in the moment before src/inspector-guard.ts
 # takes the signal binds a port the kernel picks rather than 9229, and process.debugPort reads 0
 # until one is open, so each start knows without loading node:inspector (with the

@@ -1,5 +1,5 @@
 // make bench: runs the benchmark sections side by side on loopback and writes the results table into bench/README.md.
-// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,latency,download,streaming,readyz,scan,startup,queue,accesslog,h2,grpc,alloc] [--baseline BINARY] [--binary BINARY]
+// Usage: node bench/run.mjs [--rounds N] [--seconds S] [--only overhead,latency,download,tail,streaming,readyz,scan,startup,warmup,queue,accesslog,h2,grpc,alloc] [--baseline BINARY] [--binary BINARY]
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { accessLogCost } from "./sections/access-log.mjs";
 import { ALLOC_CONNECTIONS, allocation } from "./sections/allocation.mjs";
 import { DOWNLOAD_CONNECTIONS, download } from "./sections/download.mjs";
+import { TAIL_CONNECTIONS, TAIL_RATES, fixedRateTail, tailSeconds } from "./sections/fixed-rate-tail.mjs";
 import { GRPC_CONCURRENCY, grpc } from "./sections/grpc.mjs";
 import { H2_CLIENTS, H2_STREAMS, h2c } from "./sections/h2c.mjs";
 import { oneConnection } from "./sections/one-connection.mjs";
@@ -16,6 +17,7 @@ import { CLIENTS, queueMemory } from "./sections/queue-memory.mjs";
 import { readyzCrowd } from "./sections/readyz-crowd.mjs";
 import { scanCost } from "./sections/scan-cost.mjs";
 import { startup } from "./sections/startup.mjs";
+import { warmUp } from "./sections/warm-up.mjs";
 import { streaming } from "./sections/streaming.mjs";
 import { shortRunSeconds } from "./lib/wrk.mjs";
 import { peerVersions } from "./targets/peers.mjs";
@@ -25,7 +27,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 const rounds = Number(option("rounds", "3"));
 const seconds = Number(option("seconds", "5"));
-const SECTIONS = ["overhead", "latency", "download", "streaming", "readyz", "scan", "startup", "queue", "accesslog", "h2", "grpc", "alloc"];
+const SECTIONS = ["overhead", "latency", "download", "tail", "streaming", "readyz", "scan", "startup", "warmup", "queue", "accesslog", "h2", "grpc", "alloc"];
 const only = new Set(option("only", SECTIONS.join(",")).split(","));
 // Another build of the binary (today's, say) run beside this one in sections 1, 1b and 1c.
 const baseline = option("baseline", undefined);
@@ -70,10 +72,15 @@ try {
 } finally {
   await lineup?.stop();
 }
+await section("tail", `1d. Tail under a steady load: an open loop at ${TAIL_RATES.map((rate) => rate.toLocaleString("en")).join(" and ")} req/s over ${TAIL_CONNECTIONS} keep-alive connections, each request timed from when it was due, ${tailSeconds(seconds)} s a run, ${rounds} rounds rotated`, () => fixedRateTail(context));
 await section("streaming", `2. Streaming: SSE, 100 events 10 ms apart, ${rounds} rounds rotated`, () => streaming(context));
 await section("readyz", `3. /readyz under a crowd: 256 keep-alive callers, ${seconds} s a run, ${rounds} rounds rotated`, () => readyzCrowd(context));
 await section("scan", "4. Scan cost against table size", () => scanCost(context));
 await section("startup", "5. Start-up and footprint", () => startup({ ...context, runs: 10, rssAfterRunMb: overhead?.rssAfterRunMb }));
+// A fresh process per run (about 20 s each), two rounds whatever --rounds says.
+await section("warmup", "5b. A new replica's first seconds: the first ten 1-s slices after /readyz turns 200 against the same process's steady state, 2 rounds", () =>
+  warmUp({ contenders: [{ name: "readiness-proxy (binary)", kind: "proxy", argv: [binary] }, ...(baseline ? [{ name: "readiness-proxy (--baseline binary)", kind: "proxy", argv: [baseline] }] : []), { name: "nginx proxy", kind: "nginx" }], rounds: 2, root, here }),
+);
 // One round: memory figures move little between runs, and each run waits 30 s after its burst.
 await section("queue", `6. Memory per waiting client and after a burst: ${CLIENTS.toLocaleString("en")} clients, --max-concurrency 4 --max-queue 10000, a slow app`, () => queueMemory({ ...context, rounds: 1 }));
 await section("accesslog", `7. Access log cost: the 100-byte file with and without --access-log, 25 keep-alive connections each, all at once, ${seconds} s a run, ${rounds} rounds`, () => accessLogCost(context));

@@ -1,159 +1,86 @@
-// A new replica's first seconds: CPU per request and p99 in each of the first ten 1-s slices after /readyz turns 200, against the same process's steady state; HTTP/1.1 (closed loop and a fixed rate) and gRPC; nginx beside as the no-warm-up reference.
-// Usage: node bench/warm-up.mjs [--rounds 2] [--app-start-ms 1500] [--baseline BINARY] [--binary BINARY] [--loads http1,fixed,grpc,ready-at-once]
-import { existsSync } from "node:fs";
+// A new replica's first seconds (bench/sections/warm-up.mjs) from the command line: other builds, the bundle under V8-flag variants, and what TurboFan and Maglev still compile after /readyz said 200.
+// Usage: node bench/warm-up.mjs [--rounds 2] [--app-start-ms 1500] [--baseline BINARY] [--binary BINARY] [--loads http1,fixed,grpc,grpc-fixed,ready-at-once]
+//          [--no-binary] [--no-nginx] [--variant 'label=--v8-flag,...']... [--trace DIR]
+import { existsSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { fixedRate } from "./lib/fixed-rate-client.mjs";
-import { cpuMicros, start, stop, waitForPort } from "./lib/processes.mjs";
+import { seaExecArgv } from "./lib/runtime-stats.mjs";
 import { median } from "./lib/stats.mjs";
-import { runWrk } from "./lib/wrk.mjs";
-import { buildGrpcBench, missingGrpc, runGrpcClient, startGrpcServer } from "./targets/grpc-bench.mjs";
-import { startProxyNginx, startUpstreamNginx } from "./targets/nginx.mjs";
+import { WARM_UP_LOADS, execToReady, warmUp } from "./sections/warm-up.mjs";
 import { option } from "./lib/options.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
+const args = process.argv.slice(2);
+const options = (name) => args.flatMap((arg, at) => (arg === `--${name}` ? [args[at + 1]] : []));
 const rounds = Number(option("rounds", "2"));
 const binary = option("binary", join(root, "dist/readiness-proxy"));
 const baseline = option("baseline", undefined);
-const loads = option("loads", "http1,fixed,grpc").split(",");
-/** The app's start: the upstream listens this long after the proxy was started, the time a warm-up has. */
-const APP_START_MS = Number(option("app-start-ms", "1500"));
-const SLICES = 10;
-const STEADY_AFTER_S = 10;
-const STEADY_SLICES = 3;
-// Fixed ports (the proxy listens before its app does), away from other runs by this process id.
-const PROXY_PORT = 30_000 + (process.pid % 10_000) * 2;
-const APP_PORT = PROXY_PORT + 1;
+const loads = option("loads", WARM_UP_LOADS.join(",")).split(",");
+const appStartMs = Number(option("app-start-ms", "1500"));
+const traceDir = option("trace", undefined);
+const runtime = join(root, `node_modules/node-linux-${process.arch}/bin/node`);
+const bundle = join(root, "dist/readiness-proxy.cjs");
 
 const contenders = [
-  { name: "readiness-proxy (this build)", kind: "proxy", binary },
-  ...(baseline ? [{ name: "readiness-proxy (--baseline)", kind: "proxy", binary: baseline }] : []),
-  { name: "nginx proxy", kind: "nginx" },
+  ...(args.includes("--no-binary") ? [] : [{ name: "readiness-proxy (this build)", kind: "proxy", argv: [binary] }]),
+  ...(baseline ? [{ name: "readiness-proxy (--baseline)", kind: "proxy", argv: [baseline] }] : []),
+  // The bundle under the runtime with these flags in place of the SEA's (the V8-flag grid: label=--flag,--flag).
+  ...options("variant").map((variant) => {
+    const [label, flags] = [variant.slice(0, variant.indexOf("=")), variant.slice(variant.indexOf("=") + 1)];
+    return { name: `bundle ${label} (${flags.split(",").join(" ")})`, kind: "proxy", argv: [runtime, ...flags.split(",").filter(Boolean), bundle] };
+  }),
+  ...(args.includes("--no-nginx") ? [] : [{ name: "nginx proxy", kind: "nginx" }]),
 ];
-for (const contender of contenders) if (contender.binary && !existsSync(contender.binary)) throw new Error(`no binary at ${contender.binary}`);
-const grpcProgram = loads.includes("grpc") && missingGrpc() === null ? buildGrpcBench({ root, here }) : undefined;
-
-/** One fresh contender: started, its app (upstream) up APP_START_MS later, ready; then the load's slices and the steady ones. */
-async function freshRun(contender, load) {
-  const grpc = load === "grpc";
-  const proxy =
-    contender.kind === "proxy"
-      ? // The sidecar form as deployed: the app's port a required listener, so /readyz fails while the app starts (the warm-up's time).
-        start([contender.binary, "--listen", `127.0.0.1:${PROXY_PORT}`, "--upstream", `http://127.0.0.1:${APP_PORT}`, "--readiness-required-listener", String(APP_PORT), "--log-level", "warn"], { stdout: "ignore" })
-      : undefined;
-  const startedAt = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, APP_START_MS));
-  const app = grpc ? await startGrpcServer(grpcProgram, APP_PORT) : await startUpstreamNginx(APP_PORT);
-  const nginx = contender.kind === "nginx" ? await startProxyNginx(PROXY_PORT, APP_PORT) : undefined;
-  const pid = proxy?.pid ?? nginx.pids()[1];
-  try {
-    await waitForPort(PROXY_PORT);
-    if (proxy) await untilReady();
-    const readyMs = performance.now() - startedAt;
-    const first = await slicesOf(load, pid, SLICES);
-    await slicesOf(load, pid, STEADY_AFTER_S - SLICES > 0 ? STEADY_AFTER_S - SLICES : 3);
-    const steady = await slicesOf(load, pid, STEADY_SLICES);
-    return { readyMs, first, steady: { cpu: median(steady.map((s) => s.cpu)), p99: median(steady.map((s) => s.p99)) } };
-  } finally {
-    if (proxy) await stop(proxy);
-    if (nginx) await stop(nginx.child);
-    await stop(app.child ?? app);
-  }
+// The bundle with the binary's flags, traced: each run's TurboFan and Maglev lines, and where /readyz said 200 in them.
+const traces = [];
+if (traceDir) {
+  mkdirSync(traceDir, { recursive: true });
+  const traced = { name: "bundle, the binary's flags, --trace-opt --trace-deopt", kind: "proxy", argv: [runtime, ...seaExecArgv(root), "--trace-opt", "--trace-deopt", bundle] };
+  Object.defineProperty(traced, "stdout", {
+    get() {
+      const file = join(traceDir, `run-${traces.length + 1}.log`);
+      traces.push({ file });
+      return openSync(file, "w");
+    },
+  });
+  traced.onReady = ({ load }) => Object.assign(traces.at(-1), { load, readyAt: statSync(traces.at(-1).file).size });
+  contenders.push(traced);
 }
-
-async function untilReady() {
-  for (let asked = 0; asked < 1000; asked++) {
-    const status = await fetch(`http://127.0.0.1:${PROXY_PORT}/readyz`).then((reply) => reply.status, () => 0);
-    if (status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error("never ready");
-}
-
-/** `count` 1-s slices of the load: CPU µs per request of `pid`, p99 ms. */
-async function slicesOf(load, pid, count) {
-  if (load === "fixed") {
-    const before = cpuMicros(pid);
-    const { slices } = await fixedRate(PROXY_PORT, { rate: 2000, seconds: count, connections: 50 });
-    const cpu = (cpuMicros(pid) - before) / (2000 * count);
-    // The client times by due time; the CPU over the whole run (per-slice CPU would need a sampler beside it).
-    return slices.map((latencies) => ({ cpu, p99: quantile(latencies, 0.99) / 1000 }));
-  }
-  const out = [];
-  for (let slice = 0; slice < count; slice++) {
-    const before = cpuMicros(pid);
-    if (load === "grpc") {
-      const result = await runGrpcClient(grpcProgram, PROXY_PORT, { concurrency: 10, seconds: 1 });
-      out.push({ cpu: (cpuMicros(pid) - before) / result.calls, p99: result.p99_us / 1000 });
-    } else {
-      const result = await runWrk(`http://127.0.0.1:${PROXY_PORT}/file`, { connections: 50, seconds: 1 });
-      out.push({ cpu: (cpuMicros(pid) - before) / result.requests, p99: result.p99 });
-    }
-  }
-  return out;
-}
-
-function quantile(values, q) {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-}
-
-/** An app that listens at once (the upstream already up): exec to the first /readyz 200, polled every 2 ms, rounds rotated. */
-async function execToReady(contender) {
-  const startedAt = performance.now();
-  const proxy = start([contender.binary, "--listen", `127.0.0.1:${PROXY_PORT}`, "--upstream", `http://127.0.0.1:${APP_PORT}`, "--readiness-required-listener", String(APP_PORT), "--log-level", "warn"], { stdout: "ignore" });
-  try {
-    for (let asked = 0; asked < 5000; asked++) {
-      const status = await fetch(`http://127.0.0.1:${PROXY_PORT}/readyz`).then((reply) => reply.status, () => 0);
-      if (status === 200) return performance.now() - startedAt;
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    throw new Error("never ready");
-  } finally {
-    await stop(proxy);
-  }
-}
+for (const contender of contenders) if (contender.argv && !existsSync(contender.argv[0])) throw new Error(`no binary at ${contender.argv[0]}`);
 
 if (loads.includes("ready-at-once")) {
-  const app = await startUpstreamNginx(APP_PORT);
-  const times = new Map();
-  try {
-    for (let round = 0; round < rounds * 5; round++) {
-      for (const contender of contenders.filter((candidate) => candidate.kind === "proxy")) times.set(contender.name, [...(times.get(contender.name) ?? []), await execToReady(contender)]);
-    }
-  } finally {
-    await stop(app.child);
-  }
-  for (const [name, values] of times) console.log(`exec to the first /readyz 200, an app already listening: ${name}: median ${median(values).toFixed(0)} ms (${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)}), ${values.length} runs`);
+  for (const [name, values] of await execToReady(contenders, rounds * 5)) console.log(`exec to the first /readyz 200, an app already listening: ${name}: median ${median(values).toFixed(0)} ms (${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)}), ${values.length} runs`);
 }
+const { markdown } = await warmUp({ contenders, loads: loads.filter((load) => load !== "ready-at-once"), rounds, appStartMs, root, here });
+console.log(markdown);
+for (const trace of traces) console.log(`\n${summariseTrace(trace)}`);
 
-const results = new Map();
-for (let round = 0; round < rounds; round++) {
-  for (const load of loads) {
-    if (load === "ready-at-once" || (load === "grpc" && !grpcProgram)) continue;
-    for (const contender of contenders) {
-      if (load === "grpc" && contender.kind === "nginx") continue;
-      const run = await freshRun(contender, load);
-      const key = `${load}|${contender.name}`;
-      results.set(key, [...(results.get(key) ?? []), run]);
-      const ratios = run.first.map((s) => (s.cpu / run.steady.cpu).toFixed(2)).join(" ");
-      const p99s = run.first.map((s) => s.p99.toFixed(2)).join(" ");
-      console.error(`round ${round + 1} ${load} ${contender.name}: ready ${run.readyMs.toFixed(0)} ms; CPU/steady by slice ${ratios}; p99 ms by slice ${p99s}; steady ${run.steady.cpu.toFixed(1)} µs, p99 ${run.steady.p99.toFixed(2)} ms`);
-    }
+/** Compiles and deoptimisations after ready, by function: what the warm-up did not cover. */
+function summariseTrace({ file, load, readyAt }) {
+  const text = readFileSync(file, "latin1");
+  const count = (part, pattern) => [...part.matchAll(pattern)].length;
+  const before = text.slice(0, readyAt ?? text.length);
+  const after = readyAt === undefined ? "" : text.slice(readyAt);
+  const compiled = /\[completed compiling 0x[0-9a-f]+ <JSFunction ([^ >(]*) ?\(sfi[^>]*>\s*\(target (\w+)\)(?: OSR)? - took ([\d.]+), ([\d.]+), ([\d.]+) ms\]/g;
+  const byFunction = new Map();
+  for (const match of after.matchAll(compiled)) {
+    const key = `${match[1] || "(anonymous)"} (${match[2]})`;
+    const took = match[3] === undefined ? 0 : Number(match[3]) + Number(match[4]) + Number(match[5]);
+    const entry = byFunction.get(key) ?? { count: 0, ms: 0 };
+    entry.count++;
+    entry.ms += took;
+    byFunction.set(key, entry);
   }
-}
-
-console.log("| load | target | CPU 1st s / steady | CPU 1st 3 s / steady | worst 1-s p99 of the first 6 s / steady p99 | worst 1-s p99 of the first 6 s, ms | steady CPU µs/req | steady p99 ms |");
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
-for (const [key, runs] of results) {
-  const [load, name] = key.split("|");
-  const first = median(runs.map((run) => run.first[0].cpu / run.steady.cpu));
-  const three = median(runs.map((run) => median(run.first.slice(0, 3).map((s) => s.cpu)) / run.steady.cpu));
-  const p99six = median(runs.map((run) => Math.max(...run.first.slice(0, 6).map((s) => s.p99))));
-  const p99ratio = median(runs.map((run) => Math.max(...run.first.slice(0, 6).map((s) => s.p99)) / run.steady.p99));
-  const steadyCpu = median(runs.map((run) => run.steady.cpu));
-  const steadyP99 = median(runs.map((run) => run.steady.p99));
-  console.log(`| ${load} | ${name} | ${first.toFixed(2)}x | ${three.toFixed(2)}x | ${p99ratio.toFixed(2)}x | ${p99six.toFixed(2)} | ${steadyCpu.toFixed(1)} | ${steadyP99.toFixed(2)} |`);
+  const deopts = new Map();
+  for (const match of after.matchAll(/\[bailout \(kind: ([^,]+), reason: ([^)]*)\): begin\. deoptimizing 0x[0-9a-f]+ <JSFunction ([^ >(]*)/g)) {
+    const key = `${match[3] || "(anonymous)"}: ${match[2]}`;
+    deopts.set(key, (deopts.get(key) ?? 0) + 1);
+  }
+  const top = [...byFunction].sort((a, b) => b[1].ms - a[1].ms || b[1].count - a[1].count).slice(0, 40);
+  return [
+    `Trace ${file} (${load}): before ready ${count(before, compiled)} compiles; after ready ${count(after, compiled)} compiles, ${[...byFunction.values()].reduce((sum, entry) => sum + entry.ms, 0).toFixed(1)} ms, ${[...deopts.values()].reduce((sum, value) => sum + value, 0)} deoptimisations.`,
+    ...top.map(([name, entry]) => `  ${entry.ms.toFixed(2)} ms, ${entry.count}x ${name}`),
+    ...[...deopts].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([name, times]) => `  deopt ${times}x ${name}`),
+  ].join("\n");
 }

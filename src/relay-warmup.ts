@@ -10,13 +10,14 @@ import { StreamResponder } from "./grpc-health/h2-health-route.js";
 import { framedHealthCheckResponse, SERVING_STATUS } from "./grpc/health-messages.js";
 import { SYSTEM_TIMERS, type Clock } from "./timers.js";
 import { GrpcHealthProbe } from "./readiness/grpc-health-probe.js";
-import { HttpHealthProbe } from "./readiness/http-health-probe.js";
+import type { HealthProbe } from "./readiness/health-probe.js";
 import { ConnectionLimit } from "./relay/connection-limit.js";
 import { UpstreamPool } from "./relay/http1/upstream-pool.js";
 import { H2cPool } from "./relay/http2/h2c-pool.js";
 import type { LocalH2Service, UpstreamProtocol } from "./relay/routing.js";
 import type { RelayContext } from "./relay/relay-context.js";
 import { RelayServer } from "./relay/relay-server.js";
+import { WarmUpHttp1Client } from "./relay-warmup-client.js";
 
 export interface WarmUpOptions {
   /** The daemon's relay context: the warm-up's copy keeps its rules, without the access log, metrics, limiter or in-flight count. */
@@ -27,7 +28,7 @@ export interface WarmUpOptions {
   readonly log: Logger;
   /** Resolves true once a readiness answer (asked by a prober, never by the warm-up) said ready: the warm-up then stops, so it never delays readiness. */
   readonly ready: () => Promise<boolean>;
-  /** Exchanges of each protocol (V8's TurboFan optimises a function after some thousands of calls). */
+  /** Exchanges of each protocol (V8's TurboFan optimises a function after about 3,000 calls: a function called once an exchange needs that many, one called once a connection more). */
   readonly exchanges?: number;
   /** At most this long, whatever is left. */
   readonly maxMs?: number;
@@ -44,7 +45,15 @@ export interface WarmUpOutcome {
 
 /** Clients at once per protocol: several connections, so the pools' and listener's multi-connection paths are taken too. */
 const CLIENTS = 4;
-const DEFAULT_EXCHANGES = 4_000;
+/**
+ * HTTP/1.1 clients at once: more in flight, more exchanges per wake-up, so more fit in the time
+ * before the app listens (with 4 and an HTTP client library, about 1,400 a second: TurboFan's
+ * thresholds were not reached before a 1.5-s app was ready, and its compiles ran under client traffic).
+ */
+const HTTP1_CLIENTS = 8;
+/** A client's connection is replaced after this many requests: accepting and closing connections warms too. */
+const REQUESTS_PER_CONNECTION = 100;
+const DEFAULT_EXCHANGES = 10_000;
 const DEFAULT_MAX_MS = 5_000;
 /** Readiness (the last answer) is looked at between rounds of this many exchanges per client. */
 const ROUND = 25;
@@ -93,8 +102,11 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
         stoppedBy = "time";
         break;
       }
-      await Promise.all(parts.http1.map((probe) => repeat(probe, counts, "http1")));
-      await Promise.all(parts.grpc.map((probe) => repeat(probe, counts, "grpc")));
+      // Both protocols at once, as client traffic comes; each stops at its count.
+      await Promise.all([
+        ...(counts.http1 < exchanges ? parts.http1.map((probe) => repeat(probe, counts, "http1")) : []),
+        ...(counts.grpc < exchanges ? parts.grpc.map((probe) => repeat(probe, counts, "grpc")) : []),
+      ]);
     }
   } catch (error) {
     stoppedBy = "error";
@@ -107,7 +119,7 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
   return outcome;
 }
 
-async function repeat(probe: HttpHealthProbe | GrpcHealthProbe, counts: { http1: number; grpc: number }, kind: "http1" | "grpc"): Promise<void> {
+async function repeat(probe: HealthProbe, counts: { http1: number; grpc: number }, kind: "http1" | "grpc"): Promise<void> {
   for (let i = 0; i < ROUND; i++) {
     const outcome = await probe.probe();
     if (!outcome.ok) throw new Error(`warm-up ${kind} exchange failed: ${outcome.reason}`);
@@ -117,11 +129,11 @@ async function repeat(probe: HttpHealthProbe | GrpcHealthProbe, counts: { http1:
 
 /** The warm-up's relay, its two peers and its clients. */
 class WarmUpParts {
-  readonly http1: HttpHealthProbe[];
+  readonly http1: HealthProbe[];
   readonly grpc: GrpcHealthProbe[];
   readonly #closers: (() => Promise<void>)[];
 
-  private constructor(http1: HttpHealthProbe[], grpc: GrpcHealthProbe[], closers: (() => Promise<void>)[]) {
+  private constructor(http1: HealthProbe[], grpc: GrpcHealthProbe[], closers: (() => Promise<void>)[]) {
     this.http1 = http1;
     this.grpc = grpc;
     this.#closers = closers;
@@ -142,10 +154,9 @@ class WarmUpParts {
       // The relay warmed: HTTP/1.1 to the first app, h2 to the second, as the daemon's protocol choice says.
       const relay = relayFor(context, options, appPort, grpcPort, [], options.upstreamProtocol);
       closers.push(relay.close);
-      const port = (await relay.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port;
-      const origin = `http://127.0.0.1:${port}`;
-      const http1 = Array.from({ length: CLIENTS }, () => new HttpHealthProbe({ origin, path: "/warm-up", timeoutMs: 2_000 }));
-      const grpc = Array.from({ length: CLIENTS }, () => new GrpcHealthProbe({ endpoint: { kind: "tcp", host: "127.0.0.1", port, authority: `127.0.0.1:${port}` }, service: "warm-up", timeoutMs: 2_000 }));
+      const relayPort = (await relay.relay.sockets.listen({ host: "127.0.0.1", port: 0 })).port;
+      const http1 = Array.from({ length: HTTP1_CLIENTS }, () => new WarmUpHttp1Client({ port: relayPort, requestsPerConnection: REQUESTS_PER_CONNECTION, timeoutMs: 2_000 }));
+      const grpc = Array.from({ length: CLIENTS }, () => new GrpcHealthProbe({ endpoint: { kind: "tcp", host: "127.0.0.1", port: relayPort, authority: `127.0.0.1:${relayPort}` }, service: "warm-up", timeoutMs: 2_000 }));
       closers.push(async () => {
         await Promise.all([...http1, ...grpc].map((probe) => probe.close()));
       });

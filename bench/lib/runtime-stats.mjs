@@ -11,16 +11,17 @@ export function seaExecArgv(root) {
 
 /**
  * `runtime <sea execArgv> <extraFlags> --require preload <bundle> <args>` (bundle: this checkout's
- * dist/readiness-proxy.cjs unless given), listening on `port`.
+ * dist/readiness-proxy.cjs unless given; `execArgv` in place of the SEA's flags; `extraEnv` added
+ * to the environment), listening on `port`.
  * Resolves to `{ child, read() }`; read() resolves to the preload's next snapshot (cumulative
  * `allocatedBytes`, `pauses` by GC type, `gcEvents` since the last read, `eventLoopDelay`, and
  * `memory`: V8's heap committed and used, by space, external, ArrayBuffers, V8's malloc).
  */
-export async function startInstrumentedBundle({ runtime, root, here, port, args, eventLoopDelay = false, stdout, extraFlags = [], bundle = join(root, "dist/readiness-proxy.cjs") }) {
+export async function startInstrumentedBundle({ runtime, root, here, port, args, eventLoopDelay = false, stdout, extraFlags = [], execArgv = seaExecArgv(root), extraEnv = {}, bundle = join(root, "dist/readiness-proxy.cjs") }) {
   if (!existsSync(bundle)) throw new Error(`no bundle at ${bundle}: make build`);
   const file = join(mkdtempSync(join(tmpdir(), "rp-bench-stats-")), "stats.json");
-  const env = { ...process.env, BENCH_STATS_FILE: file, BENCH_EVENT_LOOP_DELAY: eventLoopDelay ? "1" : "0" };
-  const argv = [runtime, ...seaExecArgv(root), ...extraFlags, "--require", join(here, "lib/runtime-stats-preload.cjs"), bundle, ...args];
+  const env = { ...process.env, ...extraEnv, BENCH_STATS_FILE: file, BENCH_EVENT_LOOP_DELAY: eventLoopDelay ? "1" : "0" };
+  const argv = [runtime, ...execArgv, ...extraFlags, "--require", join(here, "lib/runtime-stats-preload.cjs"), bundle, ...args];
   const child = await startListening(argv, port, { env, ...(stdout === undefined ? {} : { stdout }) });
   let sequence = 0;
   const read = async () => {

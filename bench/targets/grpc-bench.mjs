@@ -37,12 +37,14 @@ export function startGrpcServer(program, port) {
 
 /**
  * Unary Check calls at `concurrency` on one channel to 127.0.0.1:`port`, for at most `seconds`
- * and `calls`. Resolves to `{ calls, errors, seconds, p50_us, p99_us, first_error? }`; killed
+ * and `calls`; with `rate`, an open loop: calls due at that rate, each timed from when it was due,
+ * and `slice_p99_us` the p99 of each 1-s slice of due time. Resolves to `{ calls, errors, seconds,
+ * p50_us, p99_us, first_error?, slice_p99_us? }`; killed
  * after `seconds` + 15 s if it hangs. `signal` ends it early with SIGTERM, on which it still reports.
  */
-export function runGrpcClient(program, port, { concurrency = 10, seconds = 5, calls = 1_000_000, signal } = {}) {
+export function runGrpcClient(program, port, { concurrency = 10, seconds = 5, calls = 1_000_000, rate = 0, signal } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, ["client", "-addr", `127.0.0.1:${port}`, "-c", String(concurrency), "-seconds", String(seconds), "-calls", String(calls)], {
+    const child = spawn(program, ["client", "-addr", `127.0.0.1:${port}`, "-c", String(concurrency), "-seconds", String(seconds), "-calls", String(calls), "-rate", String(rate)], {
       env: { ...process.env, GOMAXPROCS: "1" },
     });
     signal?.addEventListener("abort", () => child.kill("SIGTERM"), { once: true });

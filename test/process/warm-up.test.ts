@@ -30,7 +30,8 @@ for (const artifact of BUILT_ARTIFACTS.filter((built) => built.name === "binary"
       });
       await daemon.waitForLog("app control ready");
       const done = await daemon.waitForLog("warm-up done");
-      t.match(done, { stoppedBy: "done" }, "the app never listened: the warm-up ran to its end");
+      // Its count or its 5 s, whichever comes first on a loaded machine: never "ready".
+      t.match(done, { stoppedBy: /^(done|time)$/ }, "the app never listened: the warm-up ran to its end");
       t.ok(Number(done.http1) > 0 && Number(done.grpc) > 0, "both protocols were exchanged");
       t.equal((await send(daemon.port, "/readyz")).status, 503, "readiness still fails while the app is not listening");
       t.same(accessLines(daemon.records), [], "no access line for the warm-up's exchanges");

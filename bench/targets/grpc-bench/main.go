@@ -46,6 +46,8 @@ type report struct {
 	P50Micros  float64 `json:"p50_us"`
 	P99Micros  float64 `json:"p99_us"`
 	FirstError string  `json:"first_error,omitempty"`
+	// With -rate: the p99 of the calls due in each 1-s slice, each timed from when it was due.
+	SliceP99Micros []float64 `json:"slice_p99_us,omitempty"`
 }
 
 func client(args []string) {
@@ -54,6 +56,7 @@ func client(args []string) {
 	concurrency := flags.Int("c", 10, "calls in flight on the one channel")
 	seconds := flags.Float64("seconds", 5, "at most this long")
 	maxCalls := flags.Int64("calls", 1_000_000, "at most this many calls")
+	rate := flags.Float64("rate", 0, "open loop: calls due at this rate a second, each timed from when it was due (0: closed loop)")
 	flags.Parse(args)
 
 	dialContext, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -82,7 +85,57 @@ func client(args []string) {
 	deadline := time.Now().Add(time.Duration(*seconds * float64(time.Second)))
 	started := time.Now()
 	var wait sync.WaitGroup
-	for worker := 0; worker < *concurrency; worker++ {
+	call := func() error {
+		callContext, done := context.WithTimeout(context.Background(), 5*time.Second)
+		defer done()
+		answer, err := stub.Check(callContext, &healthpb.HealthCheckRequest{Service: service})
+		if err == nil && answer.Status != healthpb.HealthCheckResponse_SERVING {
+			err = fmt.Errorf("status %v", answer.Status)
+		}
+		return err
+	}
+	var slices [][][]time.Duration
+	if *rate > 0 {
+		// Open loop: a dispatcher hands out due times; a call due while every worker is busy waits, and its wait counts.
+		total := int64(*rate * *seconds)
+		if total > *maxCalls {
+			total = *maxCalls
+		}
+		sliceCount := int(*seconds + 0.999999)
+		slices = make([][][]time.Duration, *concurrency)
+		dues := make(chan time.Time, total)
+		go func() {
+			defer close(dues)
+			for n := int64(0); n < total && atomic.LoadInt32(&stopped) == 0; n++ {
+				due := started.Add(time.Duration(float64(n) / *rate * float64(time.Second)))
+				if wait := time.Until(due); wait > 0 {
+					time.Sleep(wait)
+				}
+				dues <- due
+			}
+		}()
+		for worker := 0; worker < *concurrency; worker++ {
+			slices[worker] = make([][]time.Duration, sliceCount)
+			wait.Add(1)
+			go func(worker int) {
+				defer wait.Done()
+				for due := range dues {
+					err := call()
+					took := time.Since(due)
+					if err != nil {
+						atomic.AddInt64(&errors, 1)
+						firstError.CompareAndSwap(nil, err.Error())
+						continue
+					}
+					latencies[worker] = append(latencies[worker], took)
+					if slice := int(due.Sub(started) / time.Second); slice < sliceCount {
+						slices[worker][slice] = append(slices[worker][slice], took)
+					}
+				}
+			}(worker)
+		}
+	}
+	for worker := 0; worker < *concurrency && *rate <= 0; worker++ {
 		wait.Add(1)
 		go func(worker int) {
 			defer wait.Done()
@@ -122,6 +175,20 @@ func client(args []string) {
 		return float64(all[index].Nanoseconds()) / 1000
 	}
 	out := report{Calls: int64(len(all)), Errors: errors, Seconds: elapsed, P50Micros: quantile(0.5), P99Micros: quantile(0.99)}
+	if slices != nil {
+		for slice := range slices[0] {
+			var some []time.Duration
+			for worker := range slices {
+				some = append(some, slices[worker][slice]...)
+			}
+			sort.Slice(some, func(a, b int) bool { return some[a] < some[b] })
+			p99 := 0.0
+			if len(some) > 0 {
+				p99 = float64(some[(len(some)*99+99)/100-1].Nanoseconds()) / 1000
+			}
+			out.SliceP99Micros = append(out.SliceP99Micros, p99)
+		}
+	}
 	if text, ok := firstError.Load().(string); ok {
 		out.FirstError = text
 	}
@@ -137,6 +204,6 @@ func main() {
 		client(os.Args[2:])
 		return
 	}
-	fmt.Fprintln(os.Stderr, "usage: grpc-bench server ADDR | grpc-bench client [-addr A] [-c N] [-seconds S] [-calls N]")
+	fmt.Fprintln(os.Stderr, "usage: grpc-bench server ADDR | grpc-bench client [-addr A] [-c N] [-seconds S] [-calls N] [-rate R]")
 	os.Exit(2)
 }
