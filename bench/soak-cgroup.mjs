@@ -223,7 +223,7 @@ if (kinds.includes("octets")) {
 }
 if (kinds.includes("pipelined")) {
   loads.push(
-    attacker("pipelined GETs never read", "64 HTTP/1.1 connections, 64 KiB of `GET /` per write whenever the socket drains, no answer read", (signal) =>
+    attacker("pipelined GETs never read", "32 HTTP/1.1 connections, 64 KiB of `GET /` per write whenever the socket drains, no answer read", (signal) =>
       pipelinedUnread(PORTS.proxy, signal),
     ),
   );

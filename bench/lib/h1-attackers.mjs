@@ -11,7 +11,7 @@ const WRITE = Buffer.from(REQUEST.repeat(Math.floor(65_536 / REQUEST.length)));
  * once its answers back up. Until `signal`; the proxy cutting a connection is allowed (a new one
  * takes its place).
  */
-export function pipelinedUnread(port, signal, connections = 64) {
+export function pipelinedUnread(port, signal, connections = 32) {
   let written = 0;
   let cut = 0;
   const sockets = new Set();
