@@ -204,6 +204,8 @@ function relayFor(
     connectionLimit: new ConnectionLimit(0, options.log),
     http2: { upstreamProtocol, h2cPool: () => h2cPool, localServices },
     context,
+    // Its clients are the warm-up's own few: no storm to spread, so one listen, not sixteen, beside a start's first probes.
+    listeningSockets: 1,
   });
   const close = async () => {
     relay.closeAllConnections();

@@ -1,7 +1,8 @@
 // The relay's listener: one port, several listening sockets joined by SO_REUSEPORT, because libuv accepts one connection per socket each time the loop polls.
-import { Server, connect, type AddressInfo, type Socket } from "node:net";
+import { Server, type AddressInfo, type Socket } from "node:net";
 import type { ListenAddress } from "../config/listen-address.js";
-import { listen, listenFailure } from "../http/listen.js";
+import { listenFailure } from "../http/listen.js";
+import { listenOn, portHeld, runtimeBoundSocket, type BoundSocketClass, type SocketOptions } from "./listen-socket.js";
 
 /**
  * Listening sockets on the port. libuv (1.45 on, libuv#3696) accepts one connection per
@@ -24,12 +25,38 @@ export function runtimeSetsReusePort(version = process.versions.node): boolean {
   return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
 }
 
-/** The sockets, each handing its connections to `onConnection`; closed together. */
+export interface AcceptGroupOptions {
+  /** Sockets in the group: LISTENING_SOCKETS where the runtime sets SO_REUSEPORT, else 1; a private loopback relay (the warm-up's) needs 1. */
+  readonly count?: number;
+  /** A socket after the first could not listen (descriptors ran out, say): the group accepts on the `listening` that do. */
+  readonly onFewerSockets?: (error: unknown, listening: number, wanted: number) => void;
+  /** node:net's BoundSocket; null as on a runtime without one (the tests of that path). */
+  readonly boundSocket?: BoundSocketClass | null;
+  /** How one socket listens (listen-socket.ts); the tests hold some back. */
+  readonly listenSocket?: (server: Server, address: ListenAddress, options: SocketOptions) => Promise<AddressInfo | undefined>;
+}
+
+/**
+ * The sockets, each handing its connections to `onConnection`; closed together. The first listens
+ * before listen() resolves, the others after it, so a start answers its first request (and logs
+ * `listening`) one listen in, not sixteen.
+ */
 export class AcceptGroup {
   readonly servers: readonly Server[];
+  readonly #options: SocketOptions;
+  readonly #listenSocket: NonNullable<AcceptGroupOptions["listenSocket"]>;
+  readonly #onFewerSockets: NonNullable<AcceptGroupOptions["onFewerSockets"]>;
+  #closing = false;
+  #rest: Promise<number> = Promise.resolve(0);
 
-  constructor(onConnection: (socket: Socket) => void, count = runtimeSetsReusePort() ? LISTENING_SOCKETS : 1) {
+  constructor(onConnection: (socket: Socket) => void, { count = runtimeSetsReusePort() ? LISTENING_SOCKETS : 1, onFewerSockets = () => {}, boundSocket, listenSocket = listenOn }: AcceptGroupOptions = {}) {
     this.servers = Array.from({ length: count }, () => new Server({ noDelay: true }, onConnection));
+    // One socket is bound alone: a second process on the port then fails its own bind, and nothing need be asked first.
+    this.#options = { reusePort: count > 1, boundSocket: boundSocket === null ? undefined : (boundSocket ?? runtimeBoundSocket()) };
+    this.#listenSocket = listenSocket;
+    this.#onFewerSockets = onFewerSockets;
+    // One that comes to listen after close() (its listen was under way) stops at once: none is left open.
+    for (const server of this.servers) server.on("listening", () => this.#closing && server.close());
   }
 
   /** The first socket: the one a "listening" handler goes on. */
@@ -37,50 +64,62 @@ export class AcceptGroup {
     return this.servers[0] as Server;
   }
 
-  /** Binds every socket to `address` (port 0 resolved by the first); rejects as listen() does. */
+  /** close() was called: nothing listens from then on. */
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /**
+   * Binds the first socket to `address` (port 0 resolved) and resolves with its address; the
+   * others then join the same port (`rest`). Rejects as listen() does, with nothing left bound.
+   * A group closed before its first socket listened never resolves: its close is the process's end.
+   */
   async listen(address: ListenAddress): Promise<AddressInfo> {
-    // With SO_REUSEPORT on every socket, a second process of the same user (a second
-    // readiness-proxy on the same --listen) would join the port instead of failing; so the port
-    // is asked first, and one that answers is refused with EADDRINUSE, as before. Anything else
-    // that holds it (without SO_REUSEPORT, or another user's) fails the bind itself. Not a plain
-    // socket listening for a moment to claim the port: a client that connected in that moment
-    // was reset when it closed (the bench's probe, right after its wait for the port, once).
-    if (address.port !== 0 && (await answers(address))) throw listenFailure(address, { code: "EADDRINUSE", message: "" });
+    const options = this.#options;
+    if (options.reusePort && address.port !== 0 && (await portHeld(address, options.boundSocket))) throw listenFailure(address, { code: "EADDRINUSE", message: "" });
+    let bound: AddressInfo | undefined;
     try {
-      const { port } = await listen(this.first, address, "", { reusePort: true });
-      for (const server of this.servers.slice(1)) await listen(server, { host: address.host, port }, "", { reusePort: true });
+      bound = this.#closing ? undefined : await this.#listenSocket(this.first, address, options);
     } catch (error) {
-      for (const server of this.servers) if (server.listening) server.close();
-      throw error;
+      throw listenFailure(address, error as NodeJS.ErrnoException);
     }
-    return this.first.address() as AddressInfo;
+    if (bound === undefined || this.#closing) return new Promise<never>(() => {});
+    this.#rest = this.servers.length > 1 ? this.#openRest({ host: address.host, port: bound.port }) : Promise.resolve(1);
+    return bound;
   }
 
-  /** Stops accepting on every socket; `done` runs once each has closed with its connections. */
+  /**
+   * How many sockets listen once the others have been opened (or given up: at the first that
+   * fails, told to onFewerSockets, or at close()); 0 until the first listens.
+   */
+  get rest(): Promise<number> {
+    return this.#rest;
+  }
+
+  /** After the loop has polled once (a client already waiting on the first socket is taken first), each in turn. */
+  async #openRest(address: ListenAddress): Promise<number> {
+    await new Promise((resolve) => setImmediate(resolve));
+    let listening = 1;
+    for (const server of this.servers.slice(1)) {
+      if (this.#closing) break;
+      try {
+        const bound = await this.#listenSocket(server, address, this.#options);
+        if (bound === undefined || this.#closing) break;
+        listening++;
+      } catch (error) {
+        // Not a failure of the listener: it accepts, on fewer sockets (fairness under a storm of connections, not service).
+        this.#onFewerSockets(error, listening, this.servers.length);
+        break;
+      }
+    }
+    return listening;
+  }
+
+  /** Stops accepting on every socket, those still opening too; `done` runs once each has closed with its connections. */
   close(done: () => void): void {
+    this.#closing = true;
     let open = this.servers.length;
-    for (const server of this.servers) server.close(() => --open === 0 && done());
+    const closed = () => --open === 0 && void this.#rest.then(done, done);
+    for (const server of this.servers) server.close(closed);
   }
-}
-
-/** How long a connection to the port is waited for: loopback answers at once, or refuses. */
-const ANSWER_WAIT_MS = 1_000;
-
-/**
- * Whether something accepts a connection on the port already: at the address given, or at the
- * loopback for a wildcard one (every address: IPv4 and IPv6 alike on Linux's dual-stack ::).
- */
-function answers(address: ListenAddress): Promise<boolean> {
-  const wildcard = address.host === undefined || address.host === "0.0.0.0" || address.host === "::";
-  const host = wildcard ? (address.host === "::" ? "::1" : "127.0.0.1") : address.host;
-  return new Promise((resolve) => {
-    const socket = connect({ host, port: address.port });
-    const settle = (answered: boolean): void => {
-      socket.destroy();
-      resolve(answered);
-    };
-    socket.setTimeout(ANSWER_WAIT_MS, () => settle(false));
-    socket.once("connect", () => settle(true));
-    socket.once("error", () => settle(false));
-  });
 }

@@ -39,6 +39,8 @@ export interface RelayServerParts {
   readonly connectionLimit: ConnectionLimit;
   /** The h2 side's parts beyond health, context and the HTTP/1.1 app (CONTRACT §13). */
   readonly http2: Omit<RoutingParts, "health" | "context" | "upstreamPool">;
+  /** Listening sockets (accept-group.ts); a private loopback relay (the warm-up's) needs one. */
+  readonly listeningSockets?: number;
 }
 
 /** What the shutdown needs of the listener. */
@@ -77,9 +79,12 @@ export class RelayServer implements ConnectionHost, Listener {
   constructor(parts: RelayServerParts) {
     this.#parts = parts;
     this.#router = new Router({ health: parts.health, context: parts.context, upstreamPool: parts.upstreamPool, ...parts.http2 });
-    this.sockets = new AcceptGroup((socket: Socket) => this.#accept(socket));
+    this.sockets = new AcceptGroup((socket: Socket) => this.#accept(socket), {
+      ...(parts.listeningSockets !== undefined && { count: parts.listeningSockets }),
+      onFewerSockets: (error, listening, wanted) => this.log.warn({ err: error, listening, wanted }, "listening on fewer sockets"),
+    });
     this.sockets.first.on("listening", () => {
-      this.#sweeper ??= this.timers.setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
+      if (!this.sockets.closing) this.#sweeper ??= this.timers.setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     });
   }
 
