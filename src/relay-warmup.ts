@@ -1,6 +1,5 @@
 // Warms the relay's hot paths before the first client: HTTP/1.1 and h2c/gRPC exchanges through a private copy of the relay, against in-process peers on loopback, while readiness still fails.
 import { createServer, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { NO_ACCESS_LOG } from "./access-log/access-log.js";
 import type { HealthEndpoints } from "./http/health.js";
@@ -18,6 +17,7 @@ import type { LocalH2Service, UpstreamProtocol } from "./relay/routing.js";
 import type { RelayContext } from "./relay/relay-context.js";
 import { RelayServer } from "./relay/relay-server.js";
 import { WarmUpHttp1Client } from "./relay-warmup-client.js";
+import { listenOn, runtimeBoundSocket } from "./relay/listen-socket.js";
 
 export interface WarmUpOptions {
   /** The daemon's relay context: the warm-up's copy keeps its rules, without the access log, metrics, limiter or in-flight count. */
@@ -248,12 +248,11 @@ function answerEveryHead(socket: Socket): void {
   });
 }
 
+/** As the relay's sockets are (listen-socket.ts): no name lookup for 127.0.0.1, so no IPv6 regular expression compiled beside a start's first probes. */
 async function listenLoopback(server: Server): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ host: "127.0.0.1", port: 0 }, () => resolve());
-  });
-  return (server.address() as AddressInfo).port;
+  const bound = await listenOn(server, { host: "127.0.0.1", port: 0 }, { reusePort: false, boundSocket: runtimeBoundSocket() });
+  if (bound === undefined) throw new Error("warm-up app closed before it listened");
+  return bound.port;
 }
 
 async function closeServer(server: Server): Promise<void> {
