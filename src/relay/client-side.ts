@@ -1,9 +1,22 @@
 // What the one exchange (exchange.ts) asks of its client's side, whatever the client speaks: http1/http1-client-side.ts (an HTTP/1.1 transaction), http2/h2-client-side.ts (an h2 stream).
 import type { Socket } from "node:net";
 import type { ErrorDetails } from "../http/error-response.js";
-import type { Exchange } from "./exchange.js";
+import type { AppSide } from "./app-side.js";
 import type { ClientRequest, Forwarding } from "./forward-plan.js";
+import type { RelayContext } from "./relay-context.js";
+import type { RequestRecord } from "./request-record.js";
 import type { DeadlineKind } from "./stream-deadlines.js";
+
+/** What a client side holds of its exchange (exchange.ts): the parts it reads, the start it gives and the end it tells. Named here so that neither file needs the other's class. */
+export interface ClientSideExchange {
+  readonly context: RelayContext;
+  readonly record: RequestRecord;
+  readonly app: AppSide;
+  /** The plan, once: refused, answered by us, or forwarded and admitted. */
+  start(): void;
+  /** Ended from outside (the client gone, a fault, a deadline, our own answer): it leaves the queue, or the app is let go. */
+  release(): void;
+}
 
 /**
  * The client's side of one request: it decoded the client's head (`request`), it hears the
@@ -15,7 +28,7 @@ export interface ClientSide {
   readonly request: ClientRequest;
   readonly remoteAddress: string | undefined;
   /** Made with its exchange, which it tells of the client's body and end. */
-  attach(exchange: Exchange): void;
+  attach(exchange: ClientSideExchange): void;
   /** The request will be forwarded with `plan`, once admitted. */
   planned(plan: Forwarding): void;
   /** Waiting in the limiter's queue. */

@@ -4,8 +4,7 @@ import type { ErrorDetails } from "../../http/error-response.js";
 import type { ResponseWriter } from "../../http/response-writer.js";
 import { withoutQuery } from "../../access-log/access-log.js";
 import type { AppSide, ReadEndWaiter } from "../app-side.js";
-import type { ClientSide } from "../client-side.js";
-import type { Exchange } from "../exchange.js";
+import type { ClientSide, ClientSideExchange } from "../client-side.js";
 import type { Forwarding } from "../forward-plan.js";
 import { recordGrpcFormError, refusalAnswer } from "../own-errors.js";
 import type { RelayContext } from "../relay-context.js";
@@ -41,7 +40,7 @@ function joined(head: Buffer, body: Buffer): Buffer {
 export class Http1ClientSide implements ClientSide, Transaction, ResponseWriter, ReadEndWaiter {
   readonly request: RequestHead;
   readonly #client: ClientConnection;
-  #exchange!: Exchange;
+  #exchange!: ClientSideExchange;
   #context!: RelayContext;
   #record!: RequestRecord;
   #app!: AppSide;
@@ -65,7 +64,7 @@ export class Http1ClientSide implements ClientSide, Transaction, ResponseWriter,
     return this.#client.remoteAddress;
   }
 
-  attach(exchange: Exchange): void {
+  attach(exchange: ClientSideExchange): void {
     this.#exchange = exchange;
     this.#context = exchange.context;
     this.#record = exchange.record;

@@ -1,8 +1,7 @@
 // The client's side of an exchange whose client is an h2 stream, whatever the app speaks: the stream's user, the request body (and trailers) to the app side, the app's heads encoded as the codec's fields, our own answers, deadlines, the stream's close.
 import type { ErrorDetails } from "../../http/error-response.js";
 import type { AppSide } from "../app-side.js";
-import type { ClientSide } from "../client-side.js";
-import type { Exchange } from "../exchange.js";
+import type { ClientSide, ClientSideExchange } from "../client-side.js";
 import type { RelayContext } from "../relay-context.js";
 import type { RequestRecord } from "../request-record.js";
 import type { DeadlineKind } from "../stream-deadlines.js";
@@ -29,7 +28,7 @@ export class H2ClientSide implements ClientSide, StreamUser {
   #context!: RelayContext;
   #record!: RequestRecord;
   #app!: AppSide;
-  #exchange!: Exchange;
+  #exchange!: ClientSideExchange;
   /** The app's trailers, which end the client's stream. */
   #answerTrailers: string[] | undefined;
   #responseEnded = false;
@@ -46,7 +45,7 @@ export class H2ClientSide implements ClientSide, StreamUser {
   }
 
   /** The app side exists: the stream is wired to it, a body read before forwarding held first. */
-  attach(exchange: Exchange): void {
+  attach(exchange: ClientSideExchange): void {
     this.#exchange = exchange;
     this.#context = exchange.context;
     this.#record = exchange.record;
