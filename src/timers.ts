@@ -1,5 +1,15 @@
 // The daemon's time: a monotonic clock and timers on it, injected once at createDaemon so every timeout below runs on one source that tests move by hand.
 
+/**
+ * The value of a field that will hold a clock reading but has none yet: 0, written -0 so that V8
+ * stores the field as a double from the first object on (-0 is not a small integer). A field
+ * first given a small integer changes representation at its first reading, and V8 then retires
+ * the hidden class of every object made before; the daemon's own objects, made before the
+ * warm-up, then met code the warm-up had compiled for the new class and deoptimised it
+ * ("wrong map") at the first client. Compares, adds and prints as 0.
+ */
+export const NO_READING = -0;
+
 /** A source of the current time in milliseconds (monotonic); tests pass a clock they advance by hand. */
 export interface Clock {
   now(): number;

@@ -1,6 +1,6 @@
 // Serves one check result to every caller for a TTL, with one shared in-flight run (single-flight).
 
-import { SYSTEM_TIMERS, type Clock } from "../timers.js";
+import { NO_READING, SYSTEM_TIMERS, type Clock } from "../timers.js";
 
 export interface CachedCheckOptions<T> {
   /** The expensive work; called at most once per TTL however many callers there are. */
@@ -21,9 +21,9 @@ export class CachedCheck<T> {
   readonly #clock: Clock;
   #value: T | undefined;
   #hasValue = false;
-  #expiresAt = 0;
+  #expiresAt = NO_READING;
   /** When the cached value's run settled: what a caller asking for a fresher one compares. */
-  #settledAt = 0;
+  #settledAt = NO_READING;
   #inFlight: Promise<T> | undefined;
 
   constructor(options: CachedCheckOptions<T>) {

@@ -1,6 +1,7 @@
 // One TCP connection to the app: writes what its current exchange sends, parses the answers with llhttp, reports to that exchange.
 import { connect, type Socket } from "node:net";
 import { faultAt } from "../fault-injection.js";
+import { NO_READING } from "../../timers.js";
 import { isNamed } from "../header-name.js";
 import { HEAD_TIMEOUT_CODE, UpstreamFailure } from "../upstream-failure.js";
 import { BODY, HttpParser, isParseError, setReading, type BodyDirective, type ParsedHead, type ParseError } from "./llhttp-binding.js";
@@ -61,8 +62,8 @@ export class UpstreamConnection {
   #corkedClient: Socket | undefined;
   /** Who holds something back until this read has been parsed (see holdUntilReadEnds). */
   #readEndWaiter: ReadEndWaiter | undefined;
-  /** Set by the pool: when this connection went idle (on the pool's clock, the daemon's timers), or -1 while in use. */
-  idleSince = -1;
+  /** Set by the pool: when this connection went idle (on the pool's clock, the daemon's timers); no reading while in use. */
+  idleSince = NO_READING;
   /** What the app's last `Keep-Alive: timeout=N` allows us to keep it idle, in ms (Infinity: no hint). */
   #hintedIdleMs = Infinity;
   /** A defect of ours while no exchange held the connection (it is closed for it). */
@@ -187,7 +188,7 @@ export class UpstreamConnection {
     this.#owner = owner;
     this.#answered = false;
     this.#awaitingHead = false;
-    this.idleSince = -1;
+    this.idleSince = NO_READING;
   }
 
   write(data: string | Buffer): boolean {

@@ -17,6 +17,7 @@ import { authorityIsValid } from "../../http/authority.js";
 import { LocalBodyReads } from "./local-body-reads.js";
 import { AdvanceBudget } from "../../h2-codec/advance-budget.js";
 import { CoarseDeadlines } from "../coarse-deadlines.js";
+import { NO_READING } from "../../timers.js";
 
 /** The client connection preface (RFC 9113 §3.4): what llhttp stopped at, given back to the codec. */
 export const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -64,7 +65,7 @@ class ConnectionState implements IdleMember, H2ConnectionHandler, ReadCounter {
   /** When its last stream ended (0: it has streams). */
   idleSince: number;
   /** When the sweep first saw a header block begun and not finished (0: none). */
-  headSince = 0;
+  headSince = NO_READING;
   cancelAge: () => void = ignore;
 
   constructor(
@@ -173,7 +174,7 @@ export class H2Listener {
     return this.#parts.context.garbage;
   }
   #closing = false;
-  #now = 0;
+  #now = NO_READING;
   /**
    * Connections the sweep looks at every tick: from a read while they had no stream (a head may
    * be under way), while they have streams, until a look finds them idle and gives their buffers

@@ -7,7 +7,7 @@ import type { H2Connection, H2ConnectionHandler } from "../../h2-codec/h2-connec
 import type { ReadCounter } from "../../h2-codec/connection-handler.js";
 import { connectionOnSocket } from "../../h2-codec/socket-binding.js";
 import { PORT_EVENTS } from "./stream-port.js";
-import { SYSTEM_TIMERS, type Timers } from "../../timers.js";
+import { NO_READING, SYSTEM_TIMERS, type Timers } from "../../timers.js";
 
 /** Who waits for a session with room for one stream. */
 export interface H2cSessionUser {
@@ -104,7 +104,7 @@ class PooledSession {
   ready = false;
   /** False after GOAWAY or an error: no new stream goes here. */
   usable = true;
-  idleSince = 0;
+  idleSince = NO_READING;
   readonly waiters: H2cSessionUser[] = [];
   settingsTimer: unknown = undefined;
   /** The socket's own error (a refused connect): what waiters are told. */
@@ -130,7 +130,7 @@ export class H2cPool {
   /** The one fault report every stream's port of this pool shares. */
   readonly #reportFault = (error: unknown): void => this.#options.reportFault?.(error);
   #sweeper: unknown = undefined;
-  #now = 0;
+  #now = NO_READING;
   readonly #timers: Timers;
   /** Until when (the timers' clock) the app is taken to speak HTTP/1.1 only: it answered our preface in it. */
   #http1Until = Number.NEGATIVE_INFINITY;

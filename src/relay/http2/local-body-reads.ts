@@ -1,5 +1,6 @@
 // The bodies the h2 side reads itself before a local answer (the gRPC health service's): copied into one buffer, no more of each than its service needs, and ended at the head timeout when their END_STREAM never comes.
 import { HeldOctets } from "../held-octets.js";
+import { NO_READING } from "../../timers.js";
 import type { ClientStream } from "./client-stream.js";
 import { NO_STREAM_USER, type StreamUser } from "./stream-port.js";
 
@@ -61,7 +62,7 @@ export class LocalBodyReads {
   readonly #timeoutMs: number;
   readonly #reportFault: (error: unknown) => void;
   readonly #reads: BodyRead[] = [];
-  #now = 0;
+  #now = NO_READING;
 
   /** `reportFault`: a defect of ours in one read's ending is that read's, never the sweep's. */
   constructor(timeoutMs: number, reportFault: (error: unknown) => void) {
