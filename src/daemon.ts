@@ -257,6 +257,8 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     // Services a caller adds (tests) are asked before the gRPC health service, which claims only POST /grpc.health.v1.Health/{Check,Watch}.
     http2: { upstreamProtocol: config.upstreamProtocol, h2cPool: () => h2cPool, localServices: [...localH2Services, healthRoute(grpcHealth)] },
     context,
+    // The runtime's count; named, so these parts have the keys the warm-up's relay's have (one hidden class for both).
+    listeningSockets: undefined,
   });
   const app = config.appCommand.length > 0 ? new AppProcess({ command: config.appCommand, log, stopTimeoutMs: config.appStopTimeoutMs, logWritten }) : undefined;
   let admin: { close(): Promise<void> } | undefined;
@@ -333,7 +335,7 @@ export function createDaemon(config: Config, { log, accessLog = log, readTable, 
     const firstCheck = readiness.check();
     // While not ready (the app starting, or not listening yet), the relay warms its hot paths on a private copy; it stops once ready, so readiness is never later.
     // It only watches the answers: a check it started would be shared by the next /readyz, begun before the app listened (with a 0 s TTL, an answer older than the request).
-    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, upstreamProtocol: config.upstreamProtocol, log, clock: timers, ready: async () => drain.draining || evaluate(readiness.latest() ?? (await firstCheck), drain).ready });
+    if (warmUpBeforeReady) warmUp = warmUpRelay({ context, health, drain, upstreamProtocol: config.upstreamProtocol, log, clock: timers, ready: async () => drain.draining || evaluate(readiness.latest() ?? (await firstCheck), drain).ready });
     if (app && config.appStartWaitMs > 0) await holdTheApp();
     await app?.start();
     return address;

@@ -18,12 +18,16 @@ import type { RelayContext } from "./relay/relay-context.js";
 import { RelayServer } from "./relay/relay-server.js";
 import { WarmUpHttp1Client } from "./relay-warmup-client.js";
 import { listenOn, runtimeBoundSocket } from "./relay/listen-socket.js";
+import { parseUpstream, type Upstream } from "./config/upstream-url.js";
+import type { DrainState } from "./http/drain-state.js";
 
 export interface WarmUpOptions {
   /** The daemon's relay context: the warm-up's copy keeps its rules, without the access log, metrics, limiter or in-flight count. */
   readonly context: RelayContext;
   /** Only asked which paths are its own; the warm-up's paths are none of them. */
   readonly health: HealthEndpoints;
+  /** The daemon's own drain flag: the warm-up stops before a drain could show, and its relay reads the object the clients' relay reads. */
+  readonly drain: DrainState;
   readonly upstreamProtocol: UpstreamProtocol;
   readonly log: Logger;
   /** Resolves true once a readiness answer (asked by a prober, never by the warm-up) said ready: the warm-up then stops, so it never delays readiness. */
@@ -173,14 +177,19 @@ class WarmUpParts {
   }
 }
 
-/** The daemon's rules without anything a client, the access log, the metrics or a drain could see. */
+/**
+ * The daemon's rules without anything a client, the access log or the metrics could see. The rest
+ * (the stream deadlines, the garbage count, the clock, the drain flag, the app's address as
+ * --upstream's parser makes it) is the daemon's own or of its shape: V8 compiles the relay's code
+ * for the hidden classes it meets while warming, and an object of another shape at the first
+ * client throws that code away ("wrong map") and compiles it again under the client's traffic.
+ */
 function privateContext(context: RelayContext, log: Logger): RelayContext {
   return {
     ...context,
     accessLog: NO_ACCESS_LOG,
     observer: NO_PROXY_OBSERVER,
     limiter: undefined,
-    deadlines: undefined,
     inFlight: new InFlightRequests(),
     reportFault: (error: unknown) => log.debug({ err: error }, "warm-up fault"),
   };
@@ -195,11 +204,11 @@ function relayFor(
   localServices: LocalH2Service[],
   upstreamProtocol: UpstreamProtocol,
 ): { relay: RelayServer; close: () => Promise<void> } {
-  const pool = new UpstreamPool({ address: { host: "127.0.0.1", port: http1Port }, idleTimeoutMs: 4_000, onUnaskedBytes: () => {}, onFault: context.reportFault });
-  const h2cPool = new H2cPool({ host: "127.0.0.1", port: h2Port, idleTimeoutMs: 4_000, settingsTimeoutMs: 2_000, reportFault: context.reportFault });
+  const pool = new UpstreamPool({ address: loopbackUpstream(http1Port), idleTimeoutMs: 4_000, onUnaskedBytes: () => {}, onFault: context.reportFault, timers: context.timers });
+  const h2cPool = new H2cPool({ host: "127.0.0.1", port: h2Port, idleTimeoutMs: 4_000, settingsTimeoutMs: 2_000, reportFault: context.reportFault, garbage: context.garbage, timers: context.timers });
   const relay = new RelayServer({
     health: options.health,
-    drain: { draining: false, maintenance: undefined },
+    drain: options.drain,
     upstreamPool: pool,
     connectionLimit: new ConnectionLimit(0, options.log),
     http2: { upstreamProtocol, h2cPool: () => h2cPool, localServices },
@@ -257,4 +266,11 @@ async function listenLoopback(server: Server): Promise<number> {
 
 async function closeServer(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** `http://127.0.0.1:<port>` parsed as --upstream is. */
+function loopbackUpstream(port: number): Upstream {
+  const upstream = parseUpstream(`http://127.0.0.1:${port}`);
+  if (typeof upstream === "string") throw new Error(`warm-up upstream refused: ${upstream}`);
+  return upstream;
 }
