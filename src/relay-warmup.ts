@@ -18,6 +18,7 @@ import type { RelayContext } from "./relay/relay-context.js";
 import { RelayServer } from "./relay/relay-server.js";
 import { WarmUpHttp1Client } from "./relay-warmup-client.js";
 import { listenOn, runtimeBoundSocket } from "./relay/listen-socket.js";
+import { withEagerTurbofan } from "./warm-up-tiering.js";
 import { parseUpstream, type Upstream } from "./config/upstream-url.js";
 import type { DrainState } from "./http/drain-state.js";
 
@@ -95,6 +96,19 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
     return outcome;
   }
   const counts = { http1: 0, grpc: 0 };
+  const stoppedBy = await withEagerTurbofan(() => exchangeUntilStopped(parts, counts, { ...options, exchanges, deadline, clock }));
+  const outcome = { ...counts, stoppedBy, ms: Math.round(clock.now() - started) };
+  options.log.debug(outcome, "warm-up done");
+  return outcome;
+}
+
+/** Rounds of both protocols' exchanges until each has its count, readiness passes, the time is up or one fails; closes the parts. */
+async function exchangeUntilStopped(
+  parts: WarmUpParts,
+  counts: { http1: number; grpc: number },
+  options: Pick<WarmUpOptions, "ready" | "log"> & { exchanges: number; deadline: number; clock: Clock },
+): Promise<WarmUpOutcome["stoppedBy"]> {
+  const { exchanges, deadline, clock } = options;
   let stoppedBy: WarmUpOutcome["stoppedBy"] = "done";
   try {
     while (counts.http1 < exchanges || counts.grpc < exchanges) {
@@ -118,9 +132,7 @@ export async function warmUpRelay(options: WarmUpOptions): Promise<WarmUpOutcome
   } finally {
     await parts.close();
   }
-  const outcome = { ...counts, stoppedBy, ms: Math.round(clock.now() - started) };
-  options.log.debug(outcome, "warm-up done");
-  return outcome;
+  return stoppedBy;
 }
 
 async function repeat(probe: HealthProbe, counts: { http1: number; grpc: number }, kind: "http1" | "grpc"): Promise<void> {
