@@ -2,6 +2,7 @@
 import { faultAt } from "../fault-injection.js";
 import { UpstreamConnection, type UpstreamAddress, type UpstreamOwner } from "./upstream-connection.js";
 import { SYSTEM_TIMERS, type Timers } from "../../timers.js";
+import { objectList } from "../object-list.js";
 
 export interface UpstreamPoolOptions {
   readonly address: UpstreamAddress;
@@ -47,7 +48,7 @@ export class UpstreamPool {
   readonly #idleTimeoutMs: number;
   readonly #onUnaskedBytes: (() => void) | undefined;
   readonly #onFault: ((error: unknown) => void) | undefined;
-  readonly #idle: UpstreamConnection[] = [];
+  readonly #idle: UpstreamConnection[] = objectList();
   readonly #all = new Set<UpstreamConnection>();
   #sweeper: unknown = undefined;
   readonly #timers: Timers;
