@@ -17,7 +17,7 @@ import type { LocalH2Service, UpstreamProtocol } from "./relay/routing.js";
 import type { RelayContext } from "./relay/relay-context.js";
 import { RelayServer } from "./relay/relay-server.js";
 import { WarmUpHttp1Client } from "./relay-warmup-client.js";
-import { listenOn, runtimeBoundSocket } from "./relay/listen-socket.js";
+import { listen } from "./http/listen.js";
 import { withEagerTurbofan } from "./warm-up-tiering.js";
 import { parseUpstream, type Upstream } from "./config/upstream-url.js";
 import type { DrainState } from "./http/drain-state.js";
@@ -269,11 +269,9 @@ function answerEveryHead(socket: Socket): void {
   });
 }
 
-/** As the relay's sockets are (listen-socket.ts): no name lookup for 127.0.0.1, so no IPv6 regular expression compiled beside a start's first probes. */
+/** As every one-socket listener is (http/listen.ts): no name lookup for 127.0.0.1, so no IPv6 regular expression compiled beside a start's first probes. */
 async function listenLoopback(server: Server): Promise<number> {
-  const bound = await listenOn(server, { host: "127.0.0.1", port: 0 }, { reusePort: false, boundSocket: runtimeBoundSocket() });
-  if (bound === undefined) throw new Error("warm-up app closed before it listened");
-  return bound.port;
+  return (await listen(server, { host: "127.0.0.1", port: 0 }, " (the warm-up's app)")).port;
 }
 
 async function closeServer(server: Server): Promise<void> {

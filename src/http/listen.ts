@@ -1,25 +1,22 @@
 // Opens a server on a [host]:port, turning the usual failures into one line for a person (exit 1).
-import type { AddressInfo, ListenOptions, Server } from "node:net";
+import type { AddressInfo, Server } from "node:net";
 import { formatListenAddress, type ListenAddress } from "../config/listen-address.js";
 import { ERROR_CODES, EXIT_CODES, ReadinessProxyError } from "../errors.js";
-
-/** Node's listen options, with the one this runtime has and @types/node 20 does not name yet. */
-type SocketOptions = ListenOptions & { reusePort?: boolean };
+import { listenOn, runtimeBoundSocket } from "../relay/listen-socket.js";
 
 /**
  * Resolves with the address bound (port 0 resolved); rejects with `cannot listen on <where>: <why>`.
- * `reusePort` sets SO_REUSEPORT, for a socket that joins others on the same port (accept-group.ts).
+ * One socket, listened as each of the relay's is (relay/listen-socket.ts: no name lookup for a
+ * numeric host); a server closed before it listened never resolves, as listen()'s callback never comes.
  */
-export function listen(server: Server, address: ListenAddress, label = "", { reusePort = false } = {}): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => reject(listenFailure(address, error, label));
-    server.once("error", onError);
-    const options: SocketOptions = { host: address.host, port: address.port, reusePort };
-    server.listen(options, () => {
-      server.off("error", onError);
-      resolve(server.address() as AddressInfo);
-    });
-  });
+export async function listen(server: Server, address: ListenAddress, label = ""): Promise<AddressInfo> {
+  let bound: AddressInfo | undefined;
+  try {
+    bound = await listenOn(server, address, { reusePort: false, boundSocket: runtimeBoundSocket() });
+  } catch (error) {
+    throw listenFailure(address, error as NodeJS.ErrnoException, label);
+  }
+  return bound ?? new Promise<never>(() => {});
 }
 
 /** `cannot listen on <where>: <why>`, exit 1: the one line a failed listen gives. */
